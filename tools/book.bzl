@@ -1,0 +1,47 @@
+"""Macros that give every chapter the same shape: a track alias, graded tests, GPU tests."""
+
+load("@rules_cc//cc:defs.bzl", "cc_test")
+load("//tools:cuda.bzl", "CUDA_COMPATIBLE")
+
+def track(name, solution, exercise, visibility = None):
+    """An alias to the reference implementation, or to the reader's with --config=exercises."""
+    native.alias(
+        name = name,
+        actual = select({
+            "//tools:exercises_track": exercise,
+            "//conditions:default": solution,
+        }),
+        visibility = visibility,
+    )
+
+def exercise_test(name, srcs, deps = [], tags = [], **kwargs):
+    """A graded test: every test case in it must use EXERCISE_TEST (the teeth check verifies that
+    none passes against the stubs)."""
+    cc_test(
+        name = name,
+        srcs = srcs,
+        deps = deps + ["//common:testing", "@gtest//:gtest_main"],
+        tags = tags + ["exercise"],
+        **kwargs
+    )
+
+def book_test(name, srcs, deps = [], **kwargs):
+    """A test of scaffolding (argument checks, invariants, tools) rather than of an exercise."""
+    cc_test(
+        name = name,
+        srcs = srcs,
+        deps = deps + ["//common:testing", "@gtest//:gtest_main"],
+        **kwargs
+    )
+
+def gpu_test(name, srcs, deps = [], tags = [], **kwargs):
+    """A test that needs a CUDA device: skipped (with a message) where there is none, left out of
+    the build where there is no CUDA toolkit, and packed by tools/gpu/pack.sh for a GPU machine."""
+    cc_test(
+        name = name,
+        srcs = srcs,
+        deps = deps + ["//common:testing_gpu", "@gtest//:gtest_main"],
+        tags = tags + ["gpu"],
+        target_compatible_with = CUDA_COMPATIBLE,
+        **kwargs
+    )
