@@ -1,0 +1,120 @@
+// The machine's ceilings, measured: FMA throughput (compute roof) and triad bandwidth (memory roof).
+#include "chapters/01_gemm_cpu/peak.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <barrier>
+#include <cstddef>
+#include <thread>
+#include <vector>
+
+#include "common/buffer.h"
+#include "common/check.h"
+#include "common/timer.h"
+
+namespace book::gemm {
+namespace {
+
+// Runs fn(thread_index) on `threads` threads that start together; returns the wall time of the
+// slowest, so the rate is what all of them sustain at once.
+template <typename Fn>
+double run_together(int threads, Fn fn) {
+  std::barrier start(threads + 1);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      start.arrive_and_wait();
+      fn(t);
+    });
+  start.arrive_and_wait();
+  Timer timer;
+  for (auto& thread : pool) thread.join();
+  return timer.seconds();
+}
+
+// 12 independent chains: an FMA has a latency of 4 cycles and two FMA ports issue one each per
+// cycle on recent Intel and AMD cores, so at least 8 chains must be in flight; 12 leaves margin.
+constexpr int kChains = 12;
+constexpr long kIterations = 20'000'000;
+volatile float g_sink;
+
+float fma_chains_avx2(long iterations) {
+  __m256 acc[kChains];
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm256_set1_ps(0.001f * c);
+  const __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
+  for (long i = 0; i < iterations; ++i)
+    for (int c = 0; c < kChains; ++c) acc[c] = _mm256_fmadd_ps(acc[c], x, y);
+  __m256 sum = acc[0];
+  for (int c = 1; c < kChains; ++c) sum = _mm256_add_ps(sum, acc[c]);
+  return _mm256_cvtss_f32(sum);
+}
+
+__attribute__((target("avx512f"))) float fma_chains_avx512(long iterations) {
+  __m512 acc[kChains];
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_ps(0.001f * c);
+  const __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
+  for (long i = 0; i < iterations; ++i)
+    for (int c = 0; c < kChains; ++c) acc[c] = _mm512_fmadd_ps(acc[c], x, y);
+  __m512 sum = acc[0];
+  for (int c = 1; c < kChains; ++c) sum = _mm512_add_ps(sum, acc[c]);
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, sum);
+  return lanes[0] + lanes[15];
+}
+
+template <typename Kernel>
+double peak_gflops(int threads, int lanes, Kernel kernel) {
+  const long iterations = kIterations / 4;
+  double best = 0;
+  for (int trial = 0; trial < 3; ++trial) {
+    const double seconds = run_together(threads, [&](int) { g_sink = kernel(iterations); });
+    const double flops = 2.0 * lanes * kChains * static_cast<double>(iterations) * threads;
+    best = std::max(best, flops / seconds * 1e-9);
+  }
+  return best;
+}
+
+}  // namespace
+
+double measure_fp32_peak_gflops(int threads) {
+  BOOK_CHECK(threads >= 1, "measure_fp32_peak_gflops: threads must be >= 1, got " << threads);
+  return peak_gflops(threads, 8, fma_chains_avx2);
+}
+
+double measure_fp32_peak_gflops_avx512(int threads) {
+  BOOK_CHECK(threads >= 1, "measure_fp32_peak_gflops_avx512: threads must be >= 1, got " << threads);
+  if (!__builtin_cpu_supports("avx512f")) return 0.0;
+  return peak_gflops(threads, 16, fma_chains_avx512);
+}
+
+double measure_triad_bandwidth_gbs(int threads) {
+  BOOK_CHECK(threads >= 1, "measure_triad_bandwidth_gbs: threads must be >= 1, got " << threads);
+  // 3 arrays × 128 MiB: several times any L3 a laptop or a server core-share has.
+  const std::size_t n = std::size_t{1} << 25;
+  AlignedBuffer<float> a(n), b(n), c(n);
+  auto range = [&](int t) {
+    return std::pair{n * t / threads, n * (t + 1) / threads};
+  };
+  // First touch by the thread that will use each page (matters on multi-socket machines).
+  run_together(threads, [&](int t) {
+    auto [lo, hi] = range(t);
+    for (std::size_t i = lo; i < hi; ++i) a[i] = 0.0f, b[i] = 1.0f, c[i] = 2.0f;
+  });
+  double best = 0;
+  const float s = 3.0f;
+  for (int trial = 0; trial < 5; ++trial) {
+    const double seconds = run_together(threads, [&](int t) {
+      auto [lo, hi] = range(t);
+      float* __restrict pa = a.data();
+      const float* __restrict pb = b.data();
+      const float* __restrict pc = c.data();
+      for (std::size_t i = lo; i < hi; ++i) pa[i] = pb[i] + s * pc[i];
+    });
+    best = std::max(best, 12.0 * static_cast<double>(n) / seconds * 1e-9);
+  }
+  g_sink = a[n / 2];
+  return best;
+}
+
+}  // namespace book::gemm

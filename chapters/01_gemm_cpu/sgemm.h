@@ -1,0 +1,36 @@
+/// @file
+/// A BLAS-like single-precision GEMM for the rest of the book (chapter 4 trains with it).
+///
+/// It is not an exercise: it always runs the book's reference code (the fastest rung of
+/// chapter 1's ladder), so later chapters work whether or not the reader has finished chapter 1.
+#pragma once
+
+namespace book::gemm {
+
+/// Whether an operand is used as stored or transposed, as in BLAS.
+enum class Transpose {
+  kNo,   ///< use the matrix as stored
+  kYes,  ///< use its transpose
+};
+
+/// Row-major C = alpha * op(A) * op(B) + beta * C, where op(A) is m×k and op(B) is k×n.
+///
+/// BLAS semantics: `a` holds A as stored (m×k rows of length lda if trans_a is kNo, k×m if kYes),
+/// likewise `b`; `c` is m×n with rows lda/ldb/ldc elements apart. When beta == 0, C is not read
+/// (it may hold NaN). m, n and k must be positive, pointers non-null, and each leading dimension
+/// at least the length of a stored row. Throws book::Error otherwise.
+///
+/// Transposes cost nothing extra: the packing step copies panels of A and B into the kernel's
+/// order anyway, and reading a transposed operand only changes the strides it reads with.
+void sgemm(Transpose trans_a, Transpose trans_b, int m, int n, int k, float alpha, const float* a,
+           int lda, const float* b, int ldb, float beta, float* c, int ldc);
+
+/// How many threads sgemm may use: 0 (the default) means all hardware threads; 1 keeps it on the
+/// calling thread (what a caller that already runs one thread per core, like chapter 5's ranks,
+/// wants). Throws book::Error if negative.
+void set_sgemm_threads(int threads);
+
+/// The thread count set by set_sgemm_threads (0 = all hardware threads).
+int sgemm_threads();
+
+}  // namespace book::gemm
