@@ -61,7 +61,7 @@ if ((EUID == 0)); then
 elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
   as_root=(sudo)
 else
-  die "installing ${missing[*]} needs root: run 'sudo tools/setup.sh' (or as root)"
+  die "${#missing[@]} packages are missing and installing them needs root: run 'sudo tools/setup.sh' (or as root)"
 fi
 
 echo "setup: installing ${#missing[@]} packages: ${missing[*]}"
