@@ -15,6 +15,7 @@ namespace book {
 /// The one exception type the book throws for bad input or failed invariants.
 class Error : public std::runtime_error {
  public:
+  /// An error whose what() is `message`.
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
