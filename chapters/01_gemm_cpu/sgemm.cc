@@ -1,9 +1,12 @@
 #include "chapters/01_gemm_cpu/sgemm.h"
 
+#include <algorithm>
 #include <atomic>
+#include <thread>
 
 #include "chapters/01_gemm_cpu/args.h"
 #include "common/check.h"
+#include "solutions/01_gemm_cpu/blis.h"
 
 namespace book::gemm {
 namespace {
@@ -21,15 +24,15 @@ void sgemm(Transpose trans_a, Transpose trans_b, int m, int n, int k, float alph
            int lda, const float* b, int ldb, float beta, float* c, int ldc) {
   const bool ta = trans_a == Transpose::kYes, tb = trans_b == Transpose::kYes;
   check_gemm_args("sgemm", m, n, k, a, lda, ta ? m : k, b, ldb, tb ? k : n, c, ldc);
-  for (int i = 0; i < m; ++i) {
-    for (int j = 0; j < n; ++j) {
-      float sum = 0.0f;
-      for (int p = 0; p < k; ++p)
-        sum += (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
-      float& out = c[i * ldc + j];
-      out = beta == 0.0f ? alpha * sum : alpha * sum + beta * out;
-    }
-  }
+  // A transposed operand is the same memory read with its strides swapped; packing absorbs it.
+  const detail::Strided a_view = ta ? detail::Strided{a, 1, lda} : detail::Strided{a, lda, 1};
+  const detail::Strided b_view = tb ? detail::Strided{b, 1, ldb} : detail::Strided{b, ldb, 1};
+  // Threads cost tens of microseconds to start: not worth it below ~1 MFLOP.
+  const double flops = 2.0 * m * n * k;
+  int threads = g_threads != 0 ? g_threads.load()
+                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (flops < 2e6) threads = 1;
+  detail::five_loops({m, n, k, alpha, a_view, b_view, beta, c, ldc}, detail::best_kernel(), threads);
 }
 
 }  // namespace book::gemm

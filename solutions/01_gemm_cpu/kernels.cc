@@ -1,0 +1,88 @@
+// The micro-kernels: a register tile of C accumulated with FMAs from packed panels of A and B.
+// Why 6×16 with AVX2: 16 ymm registers hold 12 accumulators (6 rows × 2 vectors of 8), 2 vectors of
+// B and 1 broadcast of A. Each step does 12 FMAs for 2 loads + 6 broadcasts, enough independent
+// FMAs (12 ≥ latency 4 × 2 ports) to keep both FMA units busy.
+// Why 12×32 with AVX-512: 32 zmm registers hold 24 accumulators + 2 of B + 1 broadcast.
+#include <immintrin.h>
+
+#include "solutions/01_gemm_cpu/blis.h"
+
+namespace book::gemm::detail {
+namespace {
+
+void kernel_6x16_avx2(int kc, const float* __restrict a, const float* __restrict b, float* c,
+                      long ldc, float alpha, float beta) {
+  __m256 acc[6][2];
+#pragma GCC unroll 6
+  for (int i = 0; i < 6; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+  for (int p = 0; p < kc; ++p) {
+    const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+#pragma GCC unroll 6
+    for (int i = 0; i < 6; ++i) {
+      const __m256 ai = _mm256_broadcast_ss(a + i);
+      acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
+      acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+    }
+    a += 6;
+    b += 16;
+  }
+  const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#pragma GCC unroll 6
+  for (int i = 0; i < 6; ++i) {
+    float* row = c + i * ldc;
+    __m256 r0 = _mm256_mul_ps(va, acc[i][0]), r1 = _mm256_mul_ps(va, acc[i][1]);
+    if (beta != 0.0f) {
+      r0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(row), r0);
+      r1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(row + 8), r1);
+    }
+    _mm256_storeu_ps(row, r0);
+    _mm256_storeu_ps(row + 8, r1);
+  }
+}
+
+__attribute__((target("avx512f"))) void kernel_12x32_avx512(int kc, const float* __restrict a,
+                                                            const float* __restrict b, float* c,
+                                                            long ldc, float alpha, float beta) {
+  __m512 acc[12][2];
+#pragma GCC unroll 12
+  for (int i = 0; i < 12; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  for (int p = 0; p < kc; ++p) {
+    const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i]);
+      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+    }
+    a += 12;
+    b += 32;
+  }
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 12
+  for (int i = 0; i < 12; ++i) {
+    float* row = c + i * ldc;
+    __m512 r0 = _mm512_mul_ps(va, acc[i][0]), r1 = _mm512_mul_ps(va, acc[i][1]);
+    if (beta != 0.0f) {
+      r0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(row), r0);
+      r1 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(row + 16), r1);
+    }
+    _mm512_storeu_ps(row, r0);
+    _mm512_storeu_ps(row + 16, r1);
+  }
+}
+
+}  // namespace
+
+// Block sizes, for a core with 48 KiB L1d and 2 MiB L2 (this machine; typical of recent cores):
+// KC so that a B micro-panel (KC×NR floats) fills at most half of L1 and stays there while the ir
+// loop sweeps it against every A micro-panel; MC so that the A block (MC×KC) sits in half of L2;
+// NC so that the B block (KC×NC) fits the L3 share of a core.
+const KernelSpec kAvx2Kernel{6, 16, 144, 256, 4080, kernel_6x16_avx2};
+const KernelSpec kAvx512Kernel{12, 32, 144, 192, 4096, kernel_12x32_avx512};
+
+const KernelSpec& best_kernel() {
+  static const bool has_avx512 = __builtin_cpu_supports("avx512f");
+  return has_avx512 ? kAvx512Kernel : kAvx2Kernel;
+}
+
+}  // namespace book::gemm::detail

@@ -1,0 +1,88 @@
+// Scaffolding, not an exercise: the dispatcher and sgemm reject bad input with a clear message
+// before any rung runs (so these pass on both tracks).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "chapters/01_gemm_cpu/dispatch.h"
+#include "chapters/01_gemm_cpu/peak.h"
+#include "chapters/01_gemm_cpu/sgemm.h"
+#include "common/check.h"
+
+namespace book::gemm {
+namespace {
+
+// Runs `call`, expects book::Error whose message contains `needle`.
+template <typename Call>
+void expect_error(Call call, const std::string& needle) {
+  try {
+    call();
+    ADD_FAILURE() << "expected book::Error mentioning \"" << needle << "\", got no error";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find(needle), std::string::npos)
+        << "message \"" << error.what() << "\" does not mention \"" << needle << "\"";
+  }
+}
+
+std::vector<float> buf(64 * 64, 1.0f);
+const float* a = buf.data();
+const float* b = buf.data();
+std::vector<float> out(64 * 64, 0.0f);
+
+TEST(MatmulArguments, RejectsZeroAndNegativeSizes) {
+  float* c = out.data();
+  expect_error([&] { matmul(Rung::kNaive, 0, 4, 4, a, 4, b, 4, c, 4); }, "sizes must be positive");
+  expect_error([&] { matmul(Rung::kNaive, 4, -1, 4, a, 4, b, 4, c, 4); }, "n=-1");
+  expect_error([&] { matmul(Rung::kThreads, 4, 4, 0, a, 4, b, 4, c, 4); }, "k=0");
+}
+
+TEST(MatmulArguments, RejectsNullPointers) {
+  float* c = out.data();
+  expect_error([&] { matmul(Rung::kNaive, 4, 4, 4, nullptr, 4, b, 4, c, 4); }, "A is null");
+  expect_error([&] { matmul(Rung::kNaive, 4, 4, 4, a, 4, nullptr, 4, c, 4); }, "B is null");
+  expect_error([&] { matmul(Rung::kNaive, 4, 4, 4, a, 4, b, 4, nullptr, 4); }, "C is null");
+}
+
+TEST(MatmulArguments, RejectsShortLeadingDimensions) {
+  float* c = out.data();
+  expect_error([&] { matmul(Rung::kNaive, 4, 5, 6, a, 5, b, 5, c, 5); }, "lda=5");
+  expect_error([&] { matmul(Rung::kNaive, 4, 5, 6, a, 6, b, 4, c, 5); }, "ldb=4");
+  expect_error([&] { matmul(Rung::kNaive, 4, 5, 6, a, 6, b, 5, c, 4); }, "ldc=4");
+}
+
+TEST(MatmulArguments, RejectsUnknownRung) {
+  float* c = out.data();
+  expect_error([&] { matmul(static_cast<Rung>(42), 4, 4, 4, a, 4, b, 4, c, 4); }, "unknown rung 42");
+}
+
+TEST(Rungs, NamesAndIdsFollowLadderOrder) {
+  int number = 1;
+  for (Rung rung : all_rungs()) {
+    EXPECT_EQ(static_cast<int>(rung), number);
+    EXPECT_EQ(rung_exercise_id(rung), "gemm.0" + std::to_string(number));
+    EXPECT_EQ(rung_name(rung).substr(0, 2), "0" + std::to_string(number));
+    ++number;
+  }
+  EXPECT_EQ(number, 10);
+}
+
+TEST(SgemmArguments, RejectsBadInput) {
+  float* c = out.data();
+  const auto no = Transpose::kNo, yes = Transpose::kYes;
+  expect_error([&] { sgemm(no, no, -3, 4, 4, 1, a, 4, b, 4, 0, c, 4); }, "m=-3");
+  expect_error([&] { sgemm(no, no, 4, 4, 4, 1, nullptr, 4, b, 4, 0, c, 4); }, "A is null");
+  // Transposed A is stored k×m: its rows have m elements, so lda must be >= m, not k.
+  expect_error([&] { sgemm(yes, no, 7, 4, 3, 1, a, 3, b, 4, 0, c, 4); }, "lda=3");
+  expect_error([&] { sgemm(no, yes, 4, 7, 3, 1, a, 3, b, 2, 0, c, 7); }, "ldb=2");
+  expect_error([&] { sgemm(no, no, 4, 7, 3, 1, a, 3, b, 7, 0, c, 6); }, "ldc=6");
+  expect_error([] { set_sgemm_threads(-1); }, "threads must be >= 0");
+}
+
+TEST(PeakArguments, RejectsNonPositiveThreads) {
+  expect_error([] { measure_fp32_peak_gflops(0); }, "threads must be >= 1");
+  expect_error([] { measure_triad_bandwidth_gbs(-2); }, "threads must be >= 1");
+}
+
+}  // namespace
+}  // namespace book::gemm

@@ -1,0 +1,66 @@
+// The public sgemm (not an exercise: it always runs the reference engine). BLAS semantics with
+// transposes, alpha, beta, padded leading dimensions, and beta == 0 never reading C.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "chapters/01_gemm_cpu/sgemm.h"
+#include "tests/01_gemm_cpu/checking.h"
+
+namespace book::gemm {
+namespace {
+
+using testing::random_matrix;
+using testing::Shape;
+
+void check_sgemm(Transpose ta, Transpose tb, const Shape& s, float alpha, float beta, int threads) {
+  Rng rng(4242 + s.m * 7 + s.n * 3 + s.k);
+  const bool ya = ta == Transpose::kYes, yb = tb == Transpose::kYes;
+  // Stored shapes: A is m×k, or k×m when transposed; likewise B.
+  const int a_rows = ya ? s.k : s.m, a_cols = ya ? s.m : s.k;
+  const int b_rows = yb ? s.n : s.k, b_cols = yb ? s.k : s.n;
+  const int lda = a_cols + s.pad_a, ldb = b_cols + s.pad_b, ldc = s.n + s.pad_c;
+  const auto a = random_matrix(rng, a_rows, lda), b = random_matrix(rng, b_rows, ldb);
+  auto c0 = random_matrix(rng, s.m, ldc);
+  if (beta == 0)  // C must not be read: NaN in it would leak into the result
+    for (int i = 0; i < s.m; ++i)
+      for (int j = 0; j < s.n; ++j) c0[static_cast<std::size_t>(i) * ldc + j] = std::numeric_limits<float>::quiet_NaN();
+  auto c = c0;
+  set_sgemm_threads(threads);
+  sgemm(ta, tb, s.m, s.n, s.k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+  set_sgemm_threads(0);
+  std::ostringstream what;
+  what << "sgemm(trans_a=" << ya << ", trans_b=" << yb << ", alpha=" << alpha << ", beta=" << beta
+       << ", threads=" << threads << ") on " << s.describe();
+  testing::expect_matches(
+      what.str(), s.m, s.n, s.k,
+      [&](int i, int p) { return ya ? a[static_cast<std::size_t>(p) * lda + i] : a[static_cast<std::size_t>(i) * lda + p]; },
+      [&](int p, int j) { return yb ? b[static_cast<std::size_t>(j) * ldb + p] : b[static_cast<std::size_t>(p) * ldb + j]; },
+      alpha, beta, c0, c, ldc);
+}
+
+TEST(Sgemm, AllTransposesAlphaBetaAndAwkwardShapes) {
+  const Transpose both[] = {Transpose::kNo, Transpose::kYes};
+  const Shape shapes[] = {{1, 1, 1}, {127, 131, 137, 3, 5, 2}, {300, 9, 500}, {7, 260, 1}, {64, 48, 400}};
+  for (Transpose ta : both)
+    for (Transpose tb : both)
+      for (const Shape& s : shapes) {
+        check_sgemm(ta, tb, s, 1.0f, 0.0f, 0);
+        check_sgemm(ta, tb, s, -1.5f, 0.25f, 0);
+        if (HasFailure()) return;
+      }
+}
+
+TEST(Sgemm, SingleAndMultiThreadedAgree) {
+  for (int threads : {1, 2, 3}) check_sgemm(Transpose::kNo, Transpose::kYes, {203, 301, 257, 1, 1, 1}, 0.5f, 2.0f, threads);
+}
+
+TEST(Sgemm, ThreadSettingRoundTrips) {
+  set_sgemm_threads(3);
+  EXPECT_EQ(sgemm_threads(), 3);
+  set_sgemm_threads(0);
+  EXPECT_EQ(sgemm_threads(), 0);
+}
+
+}  // namespace
+}  // namespace book::gemm
