@@ -28,9 +28,9 @@ constexpr std::array<RungInfo, 9> kRungs{{
     {Rung::kThreads, "09 threads", matmul_threads},
 }};
 
-constexpr std::array<Rung, 9> kOrder{Rung::kNaive,     Rung::kReorder, Rung::kBlocked,
-                                     Rung::kMicrokernel, Rung::kPacked, Rung::kFiveLoops,
-                                     Rung::kEdges,     Rung::kAvx512,  Rung::kThreads};
+constexpr std::array<Rung, 9> kOrder{Rung::kNaive,       Rung::kReorder, Rung::kBlocked,
+                                     Rung::kMicrokernel, Rung::kPacked,  Rung::kFiveLoops,
+                                     Rung::kEdges,       Rung::kAvx512,  Rung::kThreads};
 
 const RungInfo& info(Rung rung) {
   const int index = static_cast<int>(rung) - 1;

@@ -4,8 +4,8 @@
 ///
 /// Every rung computes C = A·B in row-major storage: A is m×k with rows `lda` floats apart, B is
 /// k×n with rows `ldb` apart, C is m×n with rows `ldc` apart. C is overwritten and never read (it
-/// may hold NaN on entry), and elements of C's rows beyond column n are left alone. The rungs do not
-/// check their arguments: call them through book::gemm::matmul (dispatch.h), which checks once.
+/// may hold NaN on entry), and elements of C's rows beyond column n are left alone. The rungs do
+/// not check their arguments: call them through book::gemm::matmul (dispatch.h), which checks once.
 /// Requires m, n, k >= 1, lda >= k, ldb >= n, ldc >= n.
 #pragma once
 
@@ -19,11 +19,13 @@ void matmul_naive(int m, int n, int k, const float* a, int lda, const float* b, 
 void matmul_reorder(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
                     int ldc);
 
-/// gemm.03: i-k-j on tiles sized for the caches, so a tile of B is reused while it is still in L1/L2.
+/// gemm.03: i-k-j on tiles sized for the caches, so a tile of B is reused while it is still in
+/// L1/L2.
 void matmul_blocked(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
                     int ldc);
 
-/// gemm.04: a 6×16 register-blocked micro-kernel with AVX2 FMA intrinsics, reading A and B in place.
+/// gemm.04: a 6×16 register-blocked micro-kernel with AVX2 FMA intrinsics, reading A and B in
+/// place.
 void matmul_microkernel(int m, int n, int k, const float* a, int lda, const float* b, int ldb,
                         float* c, int ldc);
 
@@ -33,7 +35,8 @@ void matmul_packed(int m, int n, int k, const float* a, int lda, const float* b,
                    int ldc);
 
 /// gemm.06: the BLIS/GotoBLAS five loops: blocks of NC columns, KC depth and MC rows chosen so a
-/// micro-panel of B stays in L1, a block of A in L2 and a block of B in L3; fringe tiles in scalar code.
+/// micro-panel of B stays in L1, a block of A in L2 and a block of B in L3; fringe tiles in scalar
+/// code.
 void matmul_five_loops(int m, int n, int k, const float* a, int lda, const float* b, int ldb,
                        float* c, int ldc);
 

@@ -1,4 +1,5 @@
-// The machine's ceilings, measured: FMA throughput (compute roof) and triad bandwidth (memory roof).
+// The machine's ceilings, measured: FMA throughput (compute roof) and triad bandwidth (memory
+// roof).
 #include "chapters/01_gemm_cpu/peak.h"
 
 #include <immintrin.h>
@@ -83,7 +84,8 @@ double measure_fp32_peak_gflops(int threads) {
 }
 
 double measure_fp32_peak_gflops_avx512(int threads) {
-  BOOK_CHECK(threads >= 1, "measure_fp32_peak_gflops_avx512: threads must be >= 1, got " << threads);
+  BOOK_CHECK(threads >= 1,
+             "measure_fp32_peak_gflops_avx512: threads must be >= 1, got " << threads);
   if (!__builtin_cpu_supports("avx512f")) return 0.0;
   return peak_gflops(threads, 16, fma_chains_avx512);
 }
@@ -93,9 +95,7 @@ double measure_triad_bandwidth_gbs(int threads) {
   // 3 arrays × 128 MiB: several times any L3 a laptop or a server core-share has.
   const std::size_t n = std::size_t{1} << 25;
   AlignedBuffer<float> a(n), b(n), c(n);
-  auto range = [&](int t) {
-    return std::pair{n * t / threads, n * (t + 1) / threads};
-  };
+  auto range = [&](int t) { return std::pair{n * t / threads, n * (t + 1) / threads}; };
   // First touch by the thread that will use each page (matters on multi-socket machines).
   run_together(threads, [&](int t) {
     auto [lo, hi] = range(t);

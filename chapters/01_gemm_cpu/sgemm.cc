@@ -29,10 +29,12 @@ void sgemm(Transpose trans_a, Transpose trans_b, int m, int n, int k, float alph
   const detail::Strided b_view = tb ? detail::Strided{b, 1, ldb} : detail::Strided{b, ldb, 1};
   // Threads cost tens of microseconds to start: not worth it below ~1 MFLOP.
   const double flops = 2.0 * m * n * k;
-  int threads = g_threads != 0 ? g_threads.load()
-                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = g_threads != 0
+                    ? g_threads.load()
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (flops < 2e6) threads = 1;
-  detail::five_loops({m, n, k, alpha, a_view, b_view, beta, c, ldc}, detail::best_kernel(), threads);
+  detail::five_loops({m, n, k, alpha, a_view, b_view, beta, c, ldc}, detail::best_kernel(),
+                     threads);
 }
 
 }  // namespace book::gemm

@@ -33,7 +33,8 @@ using KernelFn = void (*)(int kc, const float* a, const float* b, float* c, long
 /// A micro-kernel with the block sizes tuned for it.
 struct KernelSpec {
   int mr, nr;  // register tile
-  int mc, kc, nc;  // cache blocks: A block mc×kc in L2, B micro-panel kc×nr in L1, B block kc×nc in L3
+  int mc, kc,
+      nc;  // cache blocks: A block mc×kc in L2, B micro-panel kc×nr in L1, B block kc×nc in L3
   KernelFn fn;
 };
 
@@ -56,8 +57,8 @@ void pack_b(const Strided& b, int p0, int j0, int kc, int nc, int nr, float* dst
 void five_loops(const Problem& problem, const KernelSpec& kernel, int threads);
 
 /// C = A·B problem for the rungs' plain row-major signature.
-inline Problem plain(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
-                     int ldc) {
+inline Problem plain(int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+                     float* c, int ldc) {
   return {m, n, k, 1.0f, {a, lda, 1}, {b, ldb, 1}, 0.0f, c, ldc};
 }
 

@@ -57,18 +57,18 @@ void five_loops(const Problem& pr, const KernelSpec& ks, int threads) {
     const int row_begin = row_panels * t / threads * ks.mr;
     const int row_end = std::min(pr.m, row_panels * (t + 1) / threads * ks.mr);
     AlignedBuffer<float> pa(static_cast<std::size_t>(kc_max) * (ks.mc + ks.mr));
-    for (int jc = 0; jc < pr.n; jc += ks.nc) {                  // loop 5
+    for (int jc = 0; jc < pr.n; jc += ks.nc) {  // loop 5
       const int nc = std::min(ks.nc, pr.n - jc);
       const int col_panels = (nc + ks.nr - 1) / ks.nr;
-      for (int pc = 0; pc < pr.k; pc += ks.kc) {                // loop 4
+      for (int pc = 0; pc < pr.k; pc += ks.kc) {  // loop 4
         const int kc = std::min(ks.kc, pr.k - pc);
         const float beta = pc == 0 ? pr.beta : 1.0f;  // later depths accumulate onto C
-        if (sync) sync->arrive_and_wait();  // everyone is done with the previous B block
+        if (sync) sync->arrive_and_wait();            // everyone is done with the previous B block
         const int first = col_panels * t / threads, last = col_panels * (t + 1) / threads;
         if (first < last)
-          pack_b(pr.b, pc, jc + first * ks.nr, kc, std::min(nc, last * ks.nr) - first * ks.nr, ks.nr,
-                 pb.data() + static_cast<std::size_t>(first) * ks.nr * kc);
-        if (sync) sync->arrive_and_wait();  // the whole B block is packed
+          pack_b(pr.b, pc, jc + first * ks.nr, kc, std::min(nc, last * ks.nr) - first * ks.nr,
+                 ks.nr, pb.data() + static_cast<std::size_t>(first) * ks.nr * kc);
+        if (sync) sync->arrive_and_wait();                     // the whole B block is packed
         for (int ic = row_begin; ic < row_end; ic += ks.mc) {  // loop 3
           const int mc = std::min(ks.mc, row_end - ic);
           pack_a(pr.a, ic, pc, mc, kc, ks.mr, pa.data());

@@ -8,7 +8,8 @@ void matmul_naive(int m, int n, int k, const float* a, int lda, const float* b, 
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) {
       float sum = 0.0f;
-      // b[p * ldb + j] jumps a whole row per step: a new cache line (and soon a new page) each time.
+      // b[p * ldb + j] jumps a whole row per step: a new cache line (and soon a new page) each
+      // time.
       for (int p = 0; p < k; ++p) sum += a[i * lda + p] * b[p * ldb + j];
       c[i * ldc + j] = sum;
     }

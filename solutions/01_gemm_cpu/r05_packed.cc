@@ -17,7 +17,8 @@ void matmul_packed(int m, int n, int k, const float* a, int lda, const float* b,
   const KernelSpec& ks = kAvx2Kernel;
   const int mr = ks.mr, nr = ks.nr;
   const int m_pad = (m + mr - 1) / mr * mr, n_pad = (n + nr - 1) / nr * nr;
-  AlignedBuffer<float> pa(static_cast<std::size_t>(m_pad) * k), pb(static_cast<std::size_t>(n_pad) * k);
+  AlignedBuffer<float> pa(static_cast<std::size_t>(m_pad) * k),
+      pb(static_cast<std::size_t>(n_pad) * k);
   const Problem pr = plain(m, n, k, a, lda, b, ldb, c, ldc);
   pack_a(pr.a, 0, 0, m, k, mr, pa.data());
   pack_b(pr.b, 0, 0, k, n, nr, pb.data());

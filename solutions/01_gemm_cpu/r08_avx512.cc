@@ -1,6 +1,7 @@
 // gemm.08 — what changed: where the CPU has AVX-512F, a 12×32 kernel on 16-float registers (twice
 // the flops per instruction of AVX2, and 32 registers instead of 16 for a bigger tile), chosen at
-// run time as OpenBLAS and BLIS do; the binary still runs on AVX2-only CPUs, using gemm.07's kernel.
+// run time as OpenBLAS and BLIS do; the binary still runs on AVX2-only CPUs, using gemm.07's
+// kernel.
 #include "chapters/01_gemm_cpu/gemm.h"
 #include "solutions/01_gemm_cpu/blis.h"
 

@@ -11,7 +11,8 @@ namespace book::gemm {
 void matmul_threads(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
                     int ldc) {
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  detail::five_loops(detail::plain(m, n, k, a, lda, b, ldb, c, ldc), detail::best_kernel(), threads);
+  detail::five_loops(detail::plain(m, n, k, a, lda, b, ldb, c, ldc), detail::best_kernel(),
+                     threads);
 }
 
 }  // namespace book::gemm

@@ -53,7 +53,8 @@ TEST(MatmulArguments, RejectsShortLeadingDimensions) {
 
 TEST(MatmulArguments, RejectsUnknownRung) {
   float* c = out.data();
-  expect_error([&] { matmul(static_cast<Rung>(42), 4, 4, 4, a, 4, b, 4, c, 4); }, "unknown rung 42");
+  expect_error([&] { matmul(static_cast<Rung>(42), 4, 4, 4, a, 4, b, 4, c, 4); },
+               "unknown rung 42");
 }
 
 TEST(Rungs, NamesAndIdsFollowLadderOrder) {

@@ -28,12 +28,21 @@ struct Shape {
 };
 
 /// Awkward shapes: 1×1×1, primes, tall-skinny, short-wide, k = 1, k ≫ m, n, padded leading
-/// dimensions, exact multiples of the micro-tiles, and sizes that cross each cache block (KC, MC, NC).
+/// dimensions, exact multiples of the micro-tiles, and sizes that cross each cache block (KC, MC,
+/// NC).
 inline std::vector<Shape> awkward_shapes() {
   return {
-      {1, 1, 1},          {127, 131, 137},       {1000, 3, 17},    {3, 700, 9},
-      {37, 45, 1},        {5, 7, 3001},          {33, 47, 29, 5, 3, 11},
-      {48, 64, 256},      {96, 128, 100, 1, 0, 7}, {200, 300, 700}, {13, 4200, 40},
+      {1, 1, 1},
+      {127, 131, 137},
+      {1000, 3, 17},
+      {3, 700, 9},
+      {37, 45, 1},
+      {5, 7, 3001},
+      {33, 47, 29, 5, 3, 11},
+      {48, 64, 256},
+      {96, 128, 100, 1, 0, 7},
+      {200, 300, 700},
+      {13, 4200, 40},
       {300, 17, 300, 0, 9, 0},
   };
 }

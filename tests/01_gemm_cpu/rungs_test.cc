@@ -23,13 +23,15 @@ void check_rung(Rung rung) {
     // a sentinel in the padding (a rung that writes past column n is caught).
     std::vector<float> c0(static_cast<std::size_t>(s.m) * ldc, kPaddingSentinel);
     for (int i = 0; i < s.m; ++i)
-      for (int j = 0; j < s.n; ++j) c0[static_cast<std::size_t>(i) * ldc + j] = std::numeric_limits<float>::quiet_NaN();
+      for (int j = 0; j < s.n; ++j)
+        c0[static_cast<std::size_t>(i) * ldc + j] = std::numeric_limits<float>::quiet_NaN();
     auto c = c0;
     matmul(rung, s.m, s.n, s.k, a.data(), lda, b.data(), ldb, c.data(), ldc);
     testing::expect_matches(
         rung_name(rung) + " on " + s.describe(), s.m, s.n, s.k,
         [&](int i, int p) { return a[static_cast<std::size_t>(i) * lda + p]; },
-        [&](int p, int j) { return b[static_cast<std::size_t>(p) * ldb + j]; }, 1.0, 0.0, c0, c, ldc);
+        [&](int p, int j) { return b[static_cast<std::size_t>(p) * ldb + j]; }, 1.0, 0.0, c0, c,
+        ldc);
     if (::testing::Test::HasFailure()) return;  // one shape's message is enough
   }
 }
@@ -48,18 +50,28 @@ void check_repeatable(Rung rung) {
 }
 
 EXERCISE_TEST("gemm.01", Naive, MatchesDoubleReferenceOnAwkwardShapes) { check_rung(Rung::kNaive); }
-EXERCISE_TEST("gemm.02", Reorder, MatchesDoubleReferenceOnAwkwardShapes) { check_rung(Rung::kReorder); }
-EXERCISE_TEST("gemm.03", Blocked, MatchesDoubleReferenceOnAwkwardShapes) { check_rung(Rung::kBlocked); }
+EXERCISE_TEST("gemm.02", Reorder, MatchesDoubleReferenceOnAwkwardShapes) {
+  check_rung(Rung::kReorder);
+}
+EXERCISE_TEST("gemm.03", Blocked, MatchesDoubleReferenceOnAwkwardShapes) {
+  check_rung(Rung::kBlocked);
+}
 EXERCISE_TEST("gemm.04", Microkernel, MatchesDoubleReferenceOnAwkwardShapes) {
   check_rung(Rung::kMicrokernel);
 }
-EXERCISE_TEST("gemm.05", Packed, MatchesDoubleReferenceOnAwkwardShapes) { check_rung(Rung::kPacked); }
+EXERCISE_TEST("gemm.05", Packed, MatchesDoubleReferenceOnAwkwardShapes) {
+  check_rung(Rung::kPacked);
+}
 EXERCISE_TEST("gemm.06", FiveLoops, MatchesDoubleReferenceOnAwkwardShapes) {
   check_rung(Rung::kFiveLoops);
 }
 EXERCISE_TEST("gemm.07", Edges, MatchesDoubleReferenceOnAwkwardShapes) { check_rung(Rung::kEdges); }
-EXERCISE_TEST("gemm.08", Avx512, MatchesDoubleReferenceOnAwkwardShapes) { check_rung(Rung::kAvx512); }
-EXERCISE_TEST("gemm.09", Threads, MatchesDoubleReferenceOnAwkwardShapes) { check_rung(Rung::kThreads); }
+EXERCISE_TEST("gemm.08", Avx512, MatchesDoubleReferenceOnAwkwardShapes) {
+  check_rung(Rung::kAvx512);
+}
+EXERCISE_TEST("gemm.09", Threads, MatchesDoubleReferenceOnAwkwardShapes) {
+  check_rung(Rung::kThreads);
+}
 
 EXERCISE_TEST("gemm.06", FiveLoops, Repeatable) { check_repeatable(Rung::kFiveLoops); }
 EXERCISE_TEST("gemm.07", Edges, Repeatable) { check_repeatable(Rung::kEdges); }

@@ -24,7 +24,8 @@ void check_sgemm(Transpose ta, Transpose tb, const Shape& s, float alpha, float 
   auto c0 = random_matrix(rng, s.m, ldc);
   if (beta == 0)  // C must not be read: NaN in it would leak into the result
     for (int i = 0; i < s.m; ++i)
-      for (int j = 0; j < s.n; ++j) c0[static_cast<std::size_t>(i) * ldc + j] = std::numeric_limits<float>::quiet_NaN();
+      for (int j = 0; j < s.n; ++j)
+        c0[static_cast<std::size_t>(i) * ldc + j] = std::numeric_limits<float>::quiet_NaN();
   auto c = c0;
   set_sgemm_threads(threads);
   sgemm(ta, tb, s.m, s.n, s.k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
@@ -34,14 +35,21 @@ void check_sgemm(Transpose ta, Transpose tb, const Shape& s, float alpha, float 
        << ", threads=" << threads << ") on " << s.describe();
   testing::expect_matches(
       what.str(), s.m, s.n, s.k,
-      [&](int i, int p) { return ya ? a[static_cast<std::size_t>(p) * lda + i] : a[static_cast<std::size_t>(i) * lda + p]; },
-      [&](int p, int j) { return yb ? b[static_cast<std::size_t>(j) * ldb + p] : b[static_cast<std::size_t>(p) * ldb + j]; },
+      [&](int i, int p) {
+        return ya ? a[static_cast<std::size_t>(p) * lda + i]
+                  : a[static_cast<std::size_t>(i) * lda + p];
+      },
+      [&](int p, int j) {
+        return yb ? b[static_cast<std::size_t>(j) * ldb + p]
+                  : b[static_cast<std::size_t>(p) * ldb + j];
+      },
       alpha, beta, c0, c, ldc);
 }
 
 TEST(Sgemm, AllTransposesAlphaBetaAndAwkwardShapes) {
   const Transpose both[] = {Transpose::kNo, Transpose::kYes};
-  const Shape shapes[] = {{1, 1, 1}, {127, 131, 137, 3, 5, 2}, {300, 9, 500}, {7, 260, 1}, {64, 48, 400}};
+  const Shape shapes[] = {
+      {1, 1, 1}, {127, 131, 137, 3, 5, 2}, {300, 9, 500}, {7, 260, 1}, {64, 48, 400}};
   for (Transpose ta : both)
     for (Transpose tb : both)
       for (const Shape& s : shapes) {
@@ -52,7 +60,8 @@ TEST(Sgemm, AllTransposesAlphaBetaAndAwkwardShapes) {
 }
 
 TEST(Sgemm, SingleAndMultiThreadedAgree) {
-  for (int threads : {1, 2, 3}) check_sgemm(Transpose::kNo, Transpose::kYes, {203, 301, 257, 1, 1, 1}, 0.5f, 2.0f, threads);
+  for (int threads : {1, 2, 3})
+    check_sgemm(Transpose::kNo, Transpose::kYes, {203, 301, 257, 1, 1, 1}, 0.5f, 2.0f, threads);
 }
 
 TEST(Sgemm, ThreadSettingRoundTrips) {
