@@ -1,0 +1,39 @@
+/// @file
+/// AdamW, gradient clipping by global norm, and the learning-rate schedule.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace book::train {
+
+/// AdamW's hyper-parameters (Loshchilov & Hutter, "Decoupled Weight Decay Regularization").
+struct AdamWConfig {
+  float beta1 = 0.9f;          ///< decay of the first moment (mean of gradients)
+  float beta2 = 0.95f;         ///< decay of the second moment (mean of squared gradients)
+  float epsilon = 1e-8f;       ///< added to √v̂ so a zero second moment does not divide by zero
+  float weight_decay = 0.1f;   ///< decoupled decay rate (0 for gains and biases)
+};
+
+/// Exercise train.adamw_step: one AdamW update of params in place, with FP32 moments m and v
+/// (same length as params and grads, updated in place). `step` counts updates from 1 (it sets
+/// the bias corrections 1 - β^step). The weight decay is decoupled: params shrink by
+/// lr · weight_decay · param, independent of the gradient and of v, i.e.
+///   m = β₁m + (1-β₁)g,  v = β₂v + (1-β₂)g²,  m̂ = m/(1-β₁ᵗ),  v̂ = v/(1-β₂ᵗ),
+///   param -= lr · (m̂ / (√v̂ + ε) + weight_decay · param).
+void adamw_step(std::span<float> params, std::span<const float> grads, std::span<float> m,
+                std::span<float> v, std::int64_t step, float lr, const AdamWConfig& config);
+
+/// The L2 norm of all the gradients together, accumulated in double.
+double global_norm(std::span<const float> grads);
+
+/// Scales grads by max_norm / norm when their global norm exceeds max_norm (max_norm > 0);
+/// returns the norm before clipping.
+double clip_global_norm(std::span<float> grads, double max_norm);
+
+/// Linear warm-up from 0 to max_lr over warmup_steps, then cosine decay to min_lr at total_steps,
+/// min_lr after. `step` counts from 1. Throws book::Error on a bad schedule.
+float learning_rate(std::int64_t step, std::int64_t warmup_steps, std::int64_t total_steps,
+                    float max_lr, float min_lr);
+
+}  // namespace book::train

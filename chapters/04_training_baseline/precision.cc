@@ -1,0 +1,109 @@
+#include "chapters/04_training_baseline/precision.h"
+
+#include <bit>
+#include <cmath>
+
+#include "common/check.h"
+
+namespace book::train {
+
+const char* precision_name(Precision precision) {
+  switch (precision) {
+    case Precision::kFP32: return "fp32";
+    case Precision::kBF16: return "bf16";
+    case Precision::kFP16: return "fp16";
+  }
+  return "?";
+}
+
+std::uint16_t float_to_bf16(float value) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+  // NaN first: rounding could carry a NaN's low payload bits into an infinity's pattern.
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);
+  // Round to nearest even on the 16 dropped bits: add 0x7fff plus the lowest kept bit. A carry
+  // into the exponent is right (it rounds up to the next binade, or to inf past the max).
+  const std::uint32_t lsb = (bits >> 16) & 1u;
+  return static_cast<std::uint16_t>((bits + 0x7fffu + lsb) >> 16);
+}
+
+float bf16_to_float(std::uint16_t bits) {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+}
+
+std::uint16_t float_to_fp16(float value) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+  const std::uint16_t sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
+  const std::uint32_t abs = bits & 0x7fffffffu;
+  if (abs > 0x7f800000u) return sign | 0x7e00u;   // NaN → quiet NaN
+  if (abs >= 0x477ff000u) return sign | 0x7c00u;  // ≥ 65520 (65504 + half an ulp): rounds to inf
+  const int exponent = static_cast<int>(abs >> 23) - 127;
+  if (exponent >= -14) {
+    // Normal FP16: rebias the exponent (127 → 15) and round the mantissa from 23 to 10 bits.
+    // The addition may carry into the exponent, which is the correct rounding up.
+    const std::uint32_t rebased = abs - ((127u - 15u) << 23);
+    const std::uint32_t lsb = (rebased >> 13) & 1u;
+    return sign | static_cast<std::uint16_t>((rebased + 0xfffu + lsb) >> 13);
+  }
+  if (exponent < -25) return sign;  // below half the smallest subnormal (2^-25): ±0
+  // Subnormal FP16: value = m · 2^-24 with the implicit 1 made explicit, then shifted right.
+  const std::uint32_t mantissa = (abs & 0x7fffffu) | 0x800000u;
+  const int shift = -exponent - 14 + 13;  // between 14 and 24
+  const std::uint32_t kept = mantissa >> shift;
+  const std::uint32_t rest = mantissa & ((1u << shift) - 1u), half = 1u << (shift - 1);
+  const bool round_up = rest > half || (rest == half && (kept & 1u));
+  return sign | static_cast<std::uint16_t>(kept + round_up);  // a carry gives the smallest normal
+}
+
+float fp16_to_float(std::uint16_t bits) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x8000u) << 16;
+  const std::uint32_t exponent = (bits >> 10) & 0x1fu, mantissa = bits & 0x3ffu;
+  if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
+  if (exponent == 0) {  // zero or subnormal: m · 2^-24, exact in float
+    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -magnitude : magnitude;
+  }
+  return std::bit_cast<float>(sign | ((exponent + 127u - 15u) << 23) | (mantissa << 13));
+}
+
+std::uint16_t encode(Precision precision, float value) {
+  BOOK_CHECK(precision != Precision::kFP32, "encode: FP32 has no 16-bit encoding; use BF16 or FP16");
+  return precision == Precision::kBF16 ? float_to_bf16(value) : float_to_fp16(value);
+}
+
+float decode(Precision precision, std::uint16_t bits) {
+  BOOK_CHECK(precision != Precision::kFP32, "decode: FP32 has no 16-bit encoding; use BF16 or FP16");
+  return precision == Precision::kBF16 ? bf16_to_float(bits) : fp16_to_float(bits);
+}
+
+float round_to(Precision precision, float value) {
+  return precision == Precision::kFP32 ? value : decode(precision, encode(precision, value));
+}
+
+bool all_finite(std::span<const float> values) {
+  for (float v : values)
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+LossScaler::LossScaler(Options options) : options_(options), scale_(options.initial_scale) {
+  BOOK_CHECK(options.min_scale > 0 && options.min_scale <= options.initial_scale &&
+                 options.initial_scale <= options.max_scale,
+             "LossScaler: need 0 < min_scale <= initial_scale <= max_scale, got "
+                 << options.min_scale << ", " << options.initial_scale << ", " << options.max_scale);
+  BOOK_CHECK(options.growth_factor > 1 && options.backoff_factor > 0 && options.backoff_factor < 1,
+             "LossScaler: need growth_factor > 1 and 0 < backoff_factor < 1, got "
+                 << options.growth_factor << " and " << options.backoff_factor);
+  BOOK_CHECK(options.growth_interval >= 1,
+             "LossScaler: growth_interval must be >= 1, got " << options.growth_interval);
+}
+
+void LossScaler::restore(float scale, int clean_steps) {
+  BOOK_CHECK(scale >= options_.min_scale && scale <= options_.max_scale && clean_steps >= 0 &&
+                 clean_steps < options_.growth_interval,
+             "LossScaler::restore: state (scale " << scale << ", clean steps " << clean_steps
+                                                  << ") is outside this scaler's options");
+  scale_ = scale;
+  clean_steps_ = clean_steps;
+}
+
+}  // namespace book::train

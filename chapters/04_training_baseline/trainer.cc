@@ -1,0 +1,225 @@
+#include "chapters/04_training_baseline/trainer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "chapters/04_training_baseline/checkpoint.h"
+#include "common/check.h"
+
+namespace book::train {
+namespace {
+
+TrainOptions with_task_shape(TrainOptions options) {
+  const AdditionTask task(options.digits);
+  options.model.vocab_size = AdditionTask::vocab_size();
+  options.model.context = task.model_context();
+  options.model.validate();
+  BOOK_CHECK(options.micro_batch >= 1 && options.accumulation >= 1,
+             "TrainOptions: micro_batch and accumulation must be >= 1, got " << options.micro_batch
+                                                                            << " and " << options.accumulation);
+  BOOK_CHECK(options.clip_norm > 0, "TrainOptions: clip_norm must be positive, got " << options.clip_norm);
+  learning_rate(1, options.warmup_steps, options.total_steps, options.max_lr, options.min_lr);  // checks
+  return options;
+}
+
+}  // namespace
+
+double MemoryReport::state_bytes_per_parameter() const {
+  return static_cast<double>(master_weights + adam_moments + low_weights + low_grads + fp32_grads) /
+         static_cast<double>(parameters);
+}
+
+Trainer::Trainer(const TrainOptions& options)
+    : options_(with_task_shape(options)), task_(options_.digits),
+      model_(options_.model, options_.micro_batch), m_(model_.layout().total(), 0.0f),
+      v_(model_.layout().total(), 0.0f), scaler_(options_.scaler), data_rng_(options_.seed ^ 0xda7aULL) {
+  model_.init(options_.seed);
+  if (mixed()) {
+    const std::size_t n = model_.layout().total();
+    master_ = AlignedBuffer<float>(n);
+    std::copy(model_.params().begin(), model_.params().end(), master_.begin());
+    low_weights_ = AlignedBuffer<std::uint16_t>(n);
+    low_grads_ = AlignedBuffer<std::uint16_t>(n);
+    refresh_low_weights();
+  }
+}
+
+// The forward pass reads the 16-bit weights: encode the master copy, and decode it into the
+// float buffer the CPU kernels read (on a GPU the kernels would read the 16-bit copy directly).
+void Trainer::refresh_low_weights() {
+  float* params = model_.params().data();
+  for (std::size_t i = 0; i < master_.size(); ++i) {
+    low_weights_[i] = encode(options_.precision, master_[i]);
+    params[i] = decode(options_.precision, low_weights_[i]);
+  }
+}
+
+std::int64_t Trainer::tokens_per_step() const {
+  return std::int64_t{options_.micro_batch} * options_.accumulation * task_.model_context();
+}
+
+StepResult Trainer::step() {
+  StepResult result;
+  result.step = ++step_;
+  result.lr = learning_rate(step_, options_.warmup_steps, options_.total_steps, options_.max_lr,
+                            options_.min_lr);
+  const bool fp16 = options_.precision == Precision::kFP16;
+  result.loss_scale = fp16 ? scaler_.scale() : 1.0f;
+
+  model_.zero_grad();
+  double loss_sum = 0;
+  for (int micro = 0; micro < options_.accumulation; ++micro) {
+    const Batch batch = task_.batch(data_rng_, Split::kTrain, options_.micro_batch);
+    loss_sum += model_.forward(batch.tokens.data(), batch.targets.data(), batch.batch, batch.seq_len);
+    // Each micro-batch's loss is a mean, so dividing by the count makes the sum a mean too.
+    model_.backward(result.loss_scale / static_cast<float>(options_.accumulation));
+  }
+  result.loss = static_cast<float>(loss_sum / options_.accumulation);
+
+  std::span<float> grads = model_.grads().span();
+  if (mixed()) {
+    // The gradients as 16-bit storage would hold them: FP16 overflows past 65504 and flushes
+    // below 2^-24; BF16 keeps FP32's range with fewer digits. Then unscale into FP32.
+    bool finite = true;
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+      low_grads_[i] = encode(options_.precision, grads[i]);
+      grads[i] = decode(options_.precision, low_grads_[i]) / result.loss_scale;
+      finite = finite && std::isfinite(grads[i]);
+    }
+    const bool apply = fp16 ? scaler_.update(!finite) : finite;
+    if (!apply) {
+      result.skipped = true;
+      return result;
+    }
+  }
+  result.grad_norm = clip_global_norm(grads, options_.clip_norm);
+
+  ++adam_step_;
+  float* weights = master();
+  for (const auto& slot : model_.layout().slots()) {
+    AdamWConfig config = options_.adamw;
+    if (!slot.decay) config.weight_decay = 0;  // gains and biases are not decayed
+    adamw_step({weights + slot.offset, slot.size()}, {grads.data() + slot.offset, slot.size()},
+               {m_.data() + slot.offset, slot.size()}, {v_.data() + slot.offset, slot.size()},
+               adam_step_, result.lr, config);
+  }
+  if (mixed()) refresh_low_weights();
+  return result;
+}
+
+float Trainer::validation_loss(int batches, std::uint64_t seed) {
+  BOOK_CHECK(batches >= 1, "validation_loss: batches must be >= 1, got " << batches);
+  Rng rng(seed);
+  double total = 0;
+  for (int i = 0; i < batches; ++i) {
+    const Batch batch = task_.batch(rng, Split::kValidation, options_.micro_batch);
+    total += model_.forward(batch.tokens.data(), batch.targets.data(), batch.batch, batch.seq_len);
+  }
+  return static_cast<float>(total / batches);
+}
+
+double Trainer::accuracy(int examples, Split split, std::uint64_t seed) {
+  BOOK_CHECK(examples >= 1, "accuracy: examples must be >= 1, got " << examples);
+  Rng rng(seed);
+  const int prompt = task_.prompt_length(), answer = task_.answer_length(), vocab = options_.model.vocab_size;
+  int correct = 0;
+  for (int done = 0; done < examples;) {
+    const int b = std::min(options_.micro_batch, examples - done);
+    std::vector<std::vector<int>> seqs;
+    std::vector<std::int64_t> sums;
+    for (int i = 0; i < b; ++i) {
+      const auto [x, y] = task_.sample(rng, split);
+      auto seq = task_.encode(x, y);
+      seq.resize(prompt);
+      seqs.push_back(seq);
+      sums.push_back(x + y);
+    }
+    for (int k = 0; k < answer; ++k) {  // greedy: append the most likely token, run again
+      const int len = prompt + k;
+      std::vector<int> tokens;
+      for (const auto& s : seqs) tokens.insert(tokens.end(), s.begin(), s.end());
+      model_.forward(tokens.data(), nullptr, b, len);
+      for (int i = 0; i < b; ++i) {
+        const float* row = model_.logits() + (static_cast<std::size_t>(i) * len + len - 1) * vocab;
+        seqs[i].push_back(static_cast<int>(std::max_element(row, row + vocab) - row));
+      }
+    }
+    for (int i = 0; i < b; ++i)
+      correct += AdditionTask::decode_answer(seqs[i].data() + prompt, answer) == sums[i];
+    done += b;
+  }
+  return static_cast<double>(correct) / examples;
+}
+
+std::int64_t Trainer::answer(std::int64_t a, std::int64_t b) {
+  auto seq = task_.encode(a, b);
+  const int prompt = task_.prompt_length(), vocab = options_.model.vocab_size;
+  seq.resize(prompt);
+  for (int k = 0; k < task_.answer_length(); ++k) {
+    model_.forward(seq.data(), nullptr, 1, static_cast<int>(seq.size()));
+    const float* row = model_.logits() + (seq.size() - 1) * vocab;
+    seq.push_back(static_cast<int>(std::max_element(row, row + vocab) - row));
+  }
+  return AdditionTask::decode_answer(seq.data() + prompt, task_.answer_length());
+}
+
+void Trainer::save(const std::string& path) const {
+  CheckpointWriter out;
+  out.add_value("config", options_.model);
+  out.add_value("precision", static_cast<std::int32_t>(options_.precision));
+  out.add_value("step", step_);
+  out.add_value("adam_step", adam_step_);
+  const float* weights = mixed() ? master_.data() : model_.params().data();
+  out.add_array<float>("weights", {weights, model_.layout().total()});
+  out.add_array<float>("adam_m", m_.span());
+  out.add_array<float>("adam_v", v_.span());
+  out.add_array<std::uint64_t>("data_rng", data_rng_.state());
+  out.add_value("loss_scale", scaler_.scale());
+  out.add_value("loss_scale_clean_steps", static_cast<std::int32_t>(scaler_.clean_steps()));
+  out.write_atomically(path);
+}
+
+void Trainer::load(const std::string& path) {
+  const CheckpointReader in(path);
+  const auto config = in.read_value<Config>("config");
+  BOOK_CHECK(std::memcmp(&config, &options_.model, sizeof(Config)) == 0,
+             "checkpoint " << path << " is of another model (" << config.n_layer << " layers, d_model "
+                           << config.d_model << ", " << config.n_head << " heads); this trainer has "
+                           << options_.model.n_layer << ", " << options_.model.d_model << ", "
+                           << options_.model.n_head);
+  const auto precision = in.read_value<std::int32_t>("precision");
+  BOOK_CHECK(precision == static_cast<std::int32_t>(options_.precision),
+             "checkpoint " << path << " was written by a " << precision_name(static_cast<Precision>(precision))
+                           << " run; this trainer is " << precision_name(options_.precision));
+  step_ = in.read_value<std::int64_t>("step");
+  adam_step_ = in.read_value<std::int64_t>("adam_step");
+  in.read_array<float>("weights", {master(), model_.layout().total()});
+  in.read_array<float>("adam_m", m_.span());
+  in.read_array<float>("adam_v", v_.span());
+  std::uint64_t state[4];
+  in.read_array<std::uint64_t>("data_rng", std::span<std::uint64_t>(state, 4));
+  data_rng_.set_state(std::span<const std::uint64_t, 4>(state, 4));
+  scaler_.restore(in.read_value<float>("loss_scale"), in.read_value<std::int32_t>("loss_scale_clean_steps"));
+  if (mixed()) refresh_low_weights();
+}
+
+MemoryReport Trainer::memory() const {
+  MemoryReport r;
+  r.parameters = static_cast<std::int64_t>(model_.layout().total());
+  const std::size_t n = model_.layout().total();
+  r.adam_moments = (m_.size() + v_.size()) * sizeof(float);
+  if (mixed()) {
+    r.master_weights = master_.size() * sizeof(float);
+    r.low_weights = low_weights_.size() * sizeof(std::uint16_t);
+    r.low_grads = low_grads_.size() * sizeof(std::uint16_t);
+    r.emulation_scratch = 2 * n * sizeof(float);  // the float views of the 16-bit weights and grads
+  } else {
+    r.master_weights = n * sizeof(float);
+    r.fp32_grads = n * sizeof(float);
+  }
+  r.activations = model_.activation_bytes();
+  return r;
+}
+
+}  // namespace book::train
