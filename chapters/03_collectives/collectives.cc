@@ -1,0 +1,160 @@
+// The collectives every backend inherits: check the arguments, pick an algorithm, run it over
+// send/recv. This file is compiled twice (see BUILD): once with the reference ring algorithms
+// (":communicator", what chapters 5–8 use) and once with the track's (":communicator_track").
+#include <numeric>
+#include <sstream>
+
+#include "chapters/03_collectives/algorithms.h"
+#include "chapters/03_collectives/communicator.h"
+#include "common/check.h"
+
+namespace book::coll {
+
+namespace {
+
+std::string describe(const char* collective, Algorithm algorithm, std::size_t count,
+                     DType dtype) {
+  std::ostringstream out;
+  out << collective << "(" << algorithm_name(algorithm) << ", " << count << " x "
+      << dtype_name(dtype) << ")";
+  return out.str();
+}
+
+Algorithm pick(Algorithm requested, std::size_t bytes, std::size_t threshold) {
+  if (requested != Algorithm::automatic) return requested;
+  return bytes < threshold ? Algorithm::tree : Algorithm::ring;
+}
+
+}  // namespace
+
+void Communicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm) {
+  const Algorithm algo = pick(algorithm, data.bytes(), tree_threshold_bytes());
+  Scope scope(*this, describe("all_reduce", algo, data.count, data.dtype));
+  on_enter_collective();
+  BOOK_CHECK(data.data != nullptr || data.count == 0, where() << ": the buffer is null");
+  BOOK_CHECK(algo != Algorithm::native,
+             where() << ": Algorithm::native exists only on the MPI and NCCL backends");
+  if (size() == 1) return;  // the sum, mean and max of one buffer is itself
+  switch (algo) {
+    case Algorithm::ring: ring_all_reduce(*this, data, op); break;
+    case Algorithm::tree: tree_all_reduce(*this, data, op); break;
+    case Algorithm::naive: naive_all_reduce(*this, data, op); break;
+    default: break;
+  }
+}
+
+void Communicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op,
+                                  Algorithm algorithm) {
+  const Algorithm algo = algorithm == Algorithm::automatic ? Algorithm::ring : algorithm;
+  Scope scope(*this, describe("reduce_scatter", algo, input.count, input.dtype));
+  on_enter_collective();
+  const Shard mine = shard_of(input.count, size(), rank());
+  BOOK_CHECK(output.count == mine.count && output.dtype == input.dtype,
+             where() << ": rank " << rank() << "'s output must hold its shard of " << mine.count
+                     << " " << dtype_name(input.dtype) << " elements (shard_of(" << input.count
+                     << ", " << size() << ", " << rank() << ")), got " << output.count << " "
+                     << dtype_name(output.dtype));
+  BOOK_CHECK(algo == Algorithm::ring || algo == Algorithm::naive,
+             where() << ": reduce_scatter runs Algorithm::ring or Algorithm::naive here");
+  // The algorithms work in place on the whole buffer; the caller's input stays untouched.
+  Buffer work{scratch(input.bytes()), input.count, input.dtype};
+  copy_into(work, input);
+  if (size() > 1) {
+    if (algo == Algorithm::ring) ring_reduce_scatter(*this, work, op);
+    else naive_all_reduce(*this, work, op);  // naive: everything to rank 0 and back, keep mine
+  }
+  copy_into(output, work.slice(mine.offset, mine.count));
+}
+
+void Communicator::all_gather(ConstBuffer input, Buffer output, Algorithm algorithm) {
+  const Algorithm algo = algorithm == Algorithm::automatic ? Algorithm::ring : algorithm;
+  Scope scope(*this, describe("all_gather", algo, output.count, output.dtype));
+  on_enter_collective();
+  const Shard mine = shard_of(output.count, size(), rank());
+  BOOK_CHECK(input.count == mine.count && output.dtype == input.dtype,
+             where() << ": rank " << rank() << "'s input must be its shard of " << mine.count
+                     << " " << dtype_name(output.dtype) << " elements (shard_of(" << output.count
+                     << ", " << size() << ", " << rank() << ")), got " << input.count << " "
+                     << dtype_name(input.dtype));
+  BOOK_CHECK(algo == Algorithm::ring || algo == Algorithm::naive,
+             where() << ": all_gather runs Algorithm::ring or Algorithm::naive here");
+  copy_into(output.slice(mine.offset, mine.count), input);
+  if (size() == 1) return;
+  if (algo == Algorithm::ring) {
+    ring_all_gather(*this, output);
+    return;
+  }
+  // naive: every shard to rank 0, then the whole buffer from rank 0 to each rank.
+  if (rank() != 0) {
+    send(input, 0, kTagNaive);
+    recv(output, 0, kTagNaive);
+    return;
+  }
+  for (int r = 1; r < size(); ++r) {
+    const Shard s = shard_of(output.count, size(), r);
+    recv(output.slice(s.offset, s.count), r, kTagNaive);
+  }
+  for (int r = 1; r < size(); ++r) send(output, r, kTagNaive);
+}
+
+void Communicator::broadcast(Buffer data, int root) {
+  Scope scope(*this, describe("broadcast", Algorithm::tree, data.count, data.dtype));
+  on_enter_collective();
+  BOOK_CHECK(root >= 0 && root < size(),
+             where() << ": root " << root << " is not a rank of the group (0.." << size() - 1
+                     << ")");
+  if (size() > 1) tree_broadcast(*this, data, root);
+}
+
+void Communicator::reduce(ConstBuffer input, Buffer output, int root, ReduceOp op) {
+  Scope scope(*this, describe("reduce", Algorithm::tree, input.count, input.dtype));
+  on_enter_collective();
+  BOOK_CHECK(root >= 0 && root < size(),
+             where() << ": root " << root << " is not a rank of the group (0.." << size() - 1
+                     << ")");
+  if (rank() == root)
+    BOOK_CHECK(output.count == input.count && output.dtype == input.dtype,
+               where() << ": the root's output must have the input's " << input.count << " "
+                       << dtype_name(input.dtype) << " elements, got " << output.count << " "
+                       << dtype_name(output.dtype));
+  Buffer work{scratch(input.bytes()), input.count, input.dtype};
+  copy_into(work, input);
+  if (size() > 1) tree_reduce(*this, work, root, op);
+  if (rank() == root) copy_into(output, work);
+}
+
+void Communicator::all_to_all(ConstBuffer input, std::span<const std::size_t> send_counts,
+                              Buffer output, std::span<const std::size_t> recv_counts) {
+  Scope scope(*this, describe("all_to_all", Algorithm::automatic, input.count, input.dtype));
+  on_enter_collective();
+  const auto n = static_cast<std::size_t>(size());
+  BOOK_CHECK(send_counts.size() == n && recv_counts.size() == n,
+             where() << ": send_counts and recv_counts need one entry per rank (" << n
+                     << "), got " << send_counts.size() << " and " << recv_counts.size());
+  const std::size_t sent = std::accumulate(send_counts.begin(), send_counts.end(), std::size_t{0});
+  const std::size_t received =
+      std::accumulate(recv_counts.begin(), recv_counts.end(), std::size_t{0});
+  BOOK_CHECK(sent == input.count, where() << ": send_counts add up to " << sent
+                                          << " but the input has " << input.count << " elements");
+  BOOK_CHECK(received == output.count, where() << ": recv_counts add up to " << received
+                                               << " but the output has " << output.count
+                                               << " elements");
+  BOOK_CHECK(input.dtype == output.dtype, where() << ": input is " << dtype_name(input.dtype)
+                                                  << " but output is "
+                                                  << dtype_name(output.dtype));
+  BOOK_CHECK(send_counts[rank()] == recv_counts[rank()],
+             where() << ": rank " << rank() << " sends itself " << send_counts[rank()]
+                     << " elements but expects " << recv_counts[rank()] << " from itself");
+  coll::all_to_all(*this, input, send_counts, output, recv_counts);
+}
+
+void Communicator::barrier() {
+  Scope scope(*this, "barrier");
+  on_enter_collective();
+  // Dissemination: after round k every rank has heard, directly or not, from 2^(k+1) ranks.
+  for (int distance = 1; distance < size(); distance <<= 1)
+    sendrecv(ConstBuffer{}, (rank() + distance) % size(), Buffer{},
+             (rank() - distance + size()) % size(), kTagBarrier);
+}
+
+}  // namespace book::coll

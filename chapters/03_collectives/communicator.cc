@@ -1,0 +1,165 @@
+// The backend-independent half of the Communicator: argument checks, counters, the trace, and the
+// given (non-exercise) algorithms: tree and naive all-reduce, tree reduce and broadcast.
+#include <sstream>
+
+#include "chapters/03_collectives/algorithms.h"
+#include "chapters/03_collectives/communicator.h"
+#include "chapters/03_collectives/trace.h"
+#include "common/check.h"
+
+namespace book::coll {
+
+Communicator::Communicator(int rank, int size, std::string group)
+    : rank_(rank), size_(size), group_(std::move(group)), operation_("idle") {
+  BOOK_CHECK(size >= 1 && rank >= 0 && rank < size,
+             "rank " << rank << " of " << size << " ranks does not exist");
+}
+
+void Communicator::set_timeout(std::chrono::milliseconds timeout) {
+  BOOK_CHECK(timeout.count() > 0, "the timeout must be positive, got " << timeout.count() << " ms");
+  timeout_ = timeout;
+}
+
+std::string Communicator::where() const {
+  std::ostringstream out;
+  out << operation_ << " in group '" << group_ << "' (" << size_ << " ranks) on rank " << rank_;
+  return out.str();
+}
+
+void* Communicator::scratch(std::size_t bytes) {
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  return scratch_.data();
+}
+
+Buffer Communicator::temporary(std::size_t count, DType dtype) {
+  const std::size_t bytes = count * dtype_size(dtype);
+  if (temporary_.size() < bytes) temporary_.resize(bytes);
+  return {temporary_.data(), count, dtype};
+}
+
+void Communicator::check_peer(int peer, const char* what) const {
+  BOOK_CHECK(peer >= 0 && peer < size_, where() << ": " << what << " rank " << peer
+                                                << " is not in the group (0.." << size_ - 1
+                                                << ")");
+}
+
+Communicator::Scope::Scope(Communicator& comm, std::string name)
+    : comm_(comm), previous_(std::move(comm.operation_)),
+      start_us_(comm.trace_ ? comm.trace_->now_us() : 0) {
+  comm_.operation_ = std::move(name);
+}
+
+Communicator::Scope::~Scope() {
+  if (comm_.trace_ && previous_ == "idle") {
+    const double now = comm_.trace_->now_us();
+    comm_.trace_->add({comm_.operation_, "collective", comm_.rank_, start_us_, now - start_us_, 0});
+  }
+  comm_.operation_ = std::move(previous_);
+}
+
+void Communicator::send(ConstBuffer data, int dst, int tag) {
+  check_peer(dst, "send to");
+  BOOK_CHECK(tag >= 0, where() << ": tags must be ≥ 0, got " << tag);
+  const double start = trace_ ? trace_->now_us() : 0;
+  transport_send(data.data, data.bytes(), dst, tag);
+  counters_.bytes_sent += data.bytes();
+  counters_.messages_sent += 1;
+  if (trace_)
+    trace_->add({"send →" + std::to_string(dst), "send", rank_, start, trace_->now_us() - start,
+                 static_cast<double>(data.bytes())});
+}
+
+void Communicator::recv(Buffer data, int src, int tag) {
+  check_peer(src, "receive from");
+  BOOK_CHECK(tag >= 0, where() << ": tags must be ≥ 0, got " << tag);
+  const double start = trace_ ? trace_->now_us() : 0;
+  transport_recv(data.data, data.bytes(), src, tag);
+  counters_.bytes_received += data.bytes();
+  counters_.messages_received += 1;
+  if (trace_)
+    trace_->add({"recv ←" + std::to_string(src), "recv", rank_, start, trace_->now_us() - start,
+                 static_cast<double>(data.bytes())});
+}
+
+void Communicator::sendrecv(ConstBuffer out, int dst, Buffer in, int src, int tag) {
+  check_peer(dst, "send to");
+  check_peer(src, "receive from");
+  BOOK_CHECK(tag >= 0, where() << ": tags must be ≥ 0, got " << tag);
+  const double start = trace_ ? trace_->now_us() : 0;
+  transport_sendrecv(out.data, out.bytes(), dst, in.data, in.bytes(), src, tag);
+  counters_.bytes_sent += out.bytes();
+  counters_.messages_sent += 1;
+  counters_.bytes_received += in.bytes();
+  counters_.messages_received += 1;
+  if (trace_)
+    trace_->add({"sendrecv →" + std::to_string(dst) + " ←" + std::to_string(src), "sendrecv",
+                 rank_, start, trace_->now_us() - start, static_cast<double>(out.bytes())});
+}
+
+void Communicator::reduce_local(Buffer dst, ConstBuffer src, ReduceOp op) {
+  const double start = trace_ ? trace_->now_us() : 0;
+  reduce_into(dst, src, op);
+  if (trace_)
+    trace_->add({std::string("reduce ") + op_name(op), "reduce", rank_, start,
+                 trace_->now_us() - start, 0});
+}
+
+// ---- the given algorithms ----
+
+void tree_reduce(Communicator& comm, Buffer data, int root, ReduceOp op) {
+  const int n = comm.size();
+  const int me = (comm.rank() - root + n) % n;  // position in a tree rooted at 0
+  const ReduceOp step_op = op == ReduceOp::avg ? ReduceOp::sum : op;
+  const Buffer incoming = comm.temporary(data.count, data.dtype);
+  // Level k: ranks with bit k set send their partial result to the rank 2^k below and stop.
+  for (int mask = 1; mask < n; mask <<= 1) {
+    if (me & mask) {
+      comm.send(data, (me - mask + root) % n, kTagTree);
+      return;
+    }
+    if (me + mask < n) {
+      comm.recv(incoming, (me + mask + root) % n, kTagTree);
+      comm.reduce_local(data, incoming, step_op);
+    }
+  }
+  if (op == ReduceOp::avg) scale(data, 1.0f / static_cast<float>(n));
+}
+
+void tree_broadcast(Communicator& comm, Buffer data, int root) {
+  const int n = comm.size();
+  const int me = (comm.rank() - root + n) % n;
+  int mask = 1;
+  while (mask < n) {  // receive once, from the rank that differs in my lowest set bit
+    if (me & mask) {
+      comm.recv(data, (me - mask + root) % n, kTagTree);
+      break;
+    }
+    mask <<= 1;
+  }
+  for (mask >>= 1; mask > 0; mask >>= 1)  // then forward to the subtrees below that bit
+    if (me + mask < n) comm.send(data, (me + mask + root) % n, kTagTree);
+}
+
+void tree_all_reduce(Communicator& comm, Buffer data, ReduceOp op) {
+  tree_reduce(comm, data, 0, op);
+  tree_broadcast(comm, data, 0);
+}
+
+void naive_all_reduce(Communicator& comm, Buffer data, ReduceOp op) {
+  const int n = comm.size();
+  if (comm.rank() != 0) {
+    comm.send(data, 0, kTagNaive);
+    comm.recv(data, 0, kTagNaive);
+    return;
+  }
+  const Buffer incoming = comm.temporary(data.count, data.dtype);
+  const ReduceOp step_op = op == ReduceOp::avg ? ReduceOp::sum : op;
+  for (int src = 1; src < n; ++src) {
+    comm.recv(incoming, src, kTagNaive);
+    comm.reduce_local(data, incoming, step_op);
+  }
+  if (op == ReduceOp::avg) scale(data, 1.0f / static_cast<float>(n));
+  for (int dst = 1; dst < n; ++dst) comm.send(data, dst, kTagNaive);
+}
+
+}  // namespace book::coll

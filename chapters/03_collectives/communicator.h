@@ -1,0 +1,172 @@
+/// @file
+/// The Communicator: a group of ranks and the collectives they call together. Chapters 5–8 talk
+/// through it (data parallel all-reduces gradients, ZeRO reduce-scatters and all-gathers shards,
+/// tensor parallel all-reduces inside a split group, pipeline parallel sends to neighbours,
+/// expert parallel calls all_to_all).
+///
+/// The collectives are written once, here and in solutions/, over three point-to-point calls
+/// (send, recv, sendrecv); a backend only moves bytes (threads.h, mpi.h), or hands whole
+/// collectives to its own library (`Algorithm::native`; the NCCL backend does only that).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "chapters/03_collectives/types.h"
+
+namespace book::coll {
+
+class Trace;
+
+/// What one rank has sent and received through its communicator (and the groups split from it
+/// count separately). Counted where bytes leave and arrive, so a test can pin the textbook volumes.
+struct Counters {
+  std::uint64_t bytes_sent = 0;         ///< Payload bytes this rank sent.
+  std::uint64_t bytes_received = 0;     ///< Payload bytes this rank received.
+  std::uint64_t messages_sent = 0;      ///< Messages this rank sent (a 0-byte message counts).
+  std::uint64_t messages_received = 0;  ///< Messages this rank received.
+};
+
+/// Tags from kReservedTags up belong to the collectives; user send/recv should stay below it.
+inline constexpr int kReservedTags = 1 << 30;
+
+/// The tag each collective uses for its messages (every rank calls collectives in the same order,
+/// and messages between two ranks with one tag arrive in order, so one tag per kind suffices).
+enum CollectiveTag : int {
+  kTagRingReduceScatter = kReservedTags + 1,  ///< ring_reduce_scatter's messages.
+  kTagRingAllGather,                          ///< ring_all_gather's messages.
+  kTagTree,                                   ///< tree all-reduce, reduce and broadcast.
+  kTagNaive,                                  ///< the naive gather-to-root algorithms.
+  kTagAllToAll,                               ///< all_to_all's messages.
+  kTagBarrier,                                ///< barrier's empty messages.
+  kTagSplit,                                  ///< split's exchange of (color, key).
+};
+
+/// A group of `size()` ranks; this object is rank `rank()`'s end of it. Every rank of the group
+/// calls the same collectives in the same order with matching arguments. A call that waits longer
+/// than timeout() for another rank throws book::Error naming the collective, the group and the
+/// rank it waited for; it never hangs.
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  Communicator(const Communicator&) = delete;             ///< One object per rank and group.
+  Communicator& operator=(const Communicator&) = delete;  ///< One object per rank and group.
+
+  int rank() const { return rank_; }                   ///< This rank, in [0, size()).
+  int size() const { return size_; }                   ///< Number of ranks in the group.
+  const std::string& group() const { return group_; }  ///< The group's name, e.g. "world/tp0".
+
+  /// Sends `data` to rank `dst` with `tag` (≥ 0). May return before `dst` receives it.
+  void send(ConstBuffer data, int dst, int tag);
+  /// Receives exactly `data.count` elements from rank `src` sent with `tag`; a message of another
+  /// size is an error (the ranks disagree about a count).
+  void recv(Buffer data, int src, int tag);
+  /// Sends `out` to `dst` and receives `in` from `src` at once, as each step of a ring does.
+  /// Safe when every rank calls it together: nobody waits for a send before receiving.
+  void sendrecv(ConstBuffer out, int dst, Buffer in, int src, int tag);
+  /// reduce_into(dst, src, op), recorded in the trace as this rank's reduce step.
+  void reduce_local(Buffer dst, ConstBuffer src, ReduceOp op);
+  /// A buffer of `count` elements of `dtype` for an algorithm's incoming chunk, reused between
+  /// calls (so the pages are touched once, not per call). Valid until the next temporary().
+  Buffer temporary(std::size_t count, DType dtype);
+
+  /// Every rank's `data` becomes the element-wise reduction over all ranks' `data`.
+  virtual void all_reduce(Buffer data, ReduceOp op = ReduceOp::sum,
+                          Algorithm algorithm = Algorithm::automatic);
+  /// `input` (the same count on every rank) is reduced over ranks; this rank gets its shard
+  /// shard_of(input.count, size(), rank()) in `output`, which must have exactly that count.
+  virtual void reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op = ReduceOp::sum,
+                              Algorithm algorithm = Algorithm::automatic);
+  /// The inverse: rank r contributes shard r of `output` (shard_of(output.count, size(), r)) as
+  /// `input`, and every rank gets the whole of `output`.
+  virtual void all_gather(ConstBuffer input, Buffer output,
+                          Algorithm algorithm = Algorithm::automatic);
+  /// Rank `root`'s `data` is copied to every rank's `data` (binomial tree).
+  virtual void broadcast(Buffer data, int root);
+  /// The reduction over ranks of `input` lands in `output` on rank `root` only (binomial tree);
+  /// other ranks pass an empty `output`.
+  virtual void reduce(ConstBuffer input, Buffer output, int root, ReduceOp op = ReduceOp::sum);
+  /// Rank r sends the next `send_counts[j]` elements of `input` to rank j and receives
+  /// `recv_counts[j]` elements from rank j into `output`, in rank order (MPI_Alltoallv with
+  /// packed displacements). Uneven splits are allowed; the counts must match pairwise.
+  virtual void all_to_all(ConstBuffer input, std::span<const std::size_t> send_counts,
+                          Buffer output, std::span<const std::size_t> recv_counts);
+  /// Returns once every rank of the group has called barrier (dissemination, ⌈log2 N⌉ rounds).
+  virtual void barrier();
+  /// Splits the group: the ranks that pass the same `color` (≥ 0) form a new group, ordered by
+  /// `key` then by rank; a negative color joins no group and gets nullptr. Every rank calls it.
+  virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
+
+  /// Bytes and messages this rank has sent and received since creation or reset_counters().
+  const Counters& counters() const { return counters_; }
+  /// Sets all counters to zero.
+  void reset_counters() { counters_ = {}; }
+  /// How long a call waits for another rank before it throws (default 30 s).
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  /// Changes the timeout (must be positive).
+  void set_timeout(std::chrono::milliseconds timeout);
+  /// Below this many bytes, Algorithm::automatic runs the tree all-reduce, from it the ring.
+  std::size_t tree_threshold_bytes() const { return tree_threshold_bytes_; }
+  /// Changes the tree/ring crossover used by Algorithm::automatic.
+  void set_tree_threshold_bytes(std::size_t bytes) { tree_threshold_bytes_ = bytes; }
+  /// Records every send, receive and reduce into `trace` (nullptr stops; not owned).
+  void set_trace(Trace* trace) { trace_ = trace; }
+  /// The collective this rank is in ("all_reduce(ring)", …), or "send"/"recv"; for messages.
+  const std::string& operation() const { return operation_; }
+
+ protected:
+  /// A backend's end of a group.
+  Communicator(int rank, int size, std::string group);
+
+  /// Moves `bytes` bytes to `dst`; the base class has checked the arguments and counts them.
+  virtual void transport_send(const void* data, std::size_t bytes, int dst, int tag) = 0;
+  /// Receives exactly `bytes` bytes from `src`, or throws if the message has another size.
+  virtual void transport_recv(void* data, std::size_t bytes, int src, int tag) = 0;
+  /// Both at once; must not deadlock when every rank calls it.
+  virtual void transport_sendrecv(const void* out, std::size_t out_bytes, int dst, void* in,
+                                  std::size_t in_bytes, int src, int tag) = 0;
+  /// Called when this rank enters a collective; the threads backend records it to name the
+  /// ranks that never arrived.
+  virtual void on_enter_collective() {}
+
+  /// Names the running operation for error messages and the trace, and restores it after.
+  class Scope {
+   public:
+    /// Enters `name` on `comm`.
+    Scope(Communicator& comm, std::string name);
+    ~Scope();
+    Scope(const Scope&) = delete;             ///< Not copyable.
+    Scope& operator=(const Scope&) = delete;  ///< Not copyable.
+
+   private:
+    Communicator& comm_;
+    std::string previous_;
+    double start_us_;
+  };
+
+  /// The standard words that start an error about this rank's current call.
+  std::string where() const;
+  /// Scratch memory of at least `bytes` bytes, reused between calls.
+  void* scratch(std::size_t bytes);
+  /// The trace, or nullptr.
+  Trace* trace() const { return trace_; }
+
+ private:
+  void check_peer(int peer, const char* what) const;
+  int rank_;
+  int size_;
+  std::string group_;
+  Counters counters_;
+  std::chrono::milliseconds timeout_{30000};
+  std::size_t tree_threshold_bytes_ = 64 * 1024;
+  Trace* trace_ = nullptr;
+  std::string operation_;
+  std::vector<std::byte> scratch_;
+  std::vector<std::byte> temporary_;
+};
+
+}  // namespace book::coll

@@ -1,0 +1,178 @@
+// The MPI backend: a byte mover under the book's algorithms, and MPI's collectives as the peer.
+#include "chapters/03_collectives/mpi.h"
+
+#include <chrono>
+#include <climits>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "common/check.h"
+
+namespace book::coll {
+
+namespace {
+
+int rank_of(MPI_Comm comm) {
+  int r = 0;
+  MPI_Comm_rank(comm, &r);
+  return r;
+}
+
+int size_of(MPI_Comm comm) {
+  int n = 0;
+  MPI_Comm_size(comm, &n);
+  return n;
+}
+
+std::string mpi_error(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return std::string(text, length);
+}
+
+int as_int(std::size_t bytes, const std::string& where) {
+  BOOK_CHECK(bytes <= static_cast<std::size_t>(INT_MAX),
+             where << ": " << bytes << " bytes is more than one MPI message of int count holds");
+  return static_cast<int>(bytes);
+}
+
+}  // namespace
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+  int provided = 0;
+  MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+}
+
+MpiSession::~MpiSession() { MPI_Finalize(); }
+
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, std::string group)
+    : Communicator(rank_of(comm), size_of(comm), std::move(group)) {
+  MPI_Comm_dup(comm, &comm_);
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void MpiCommunicator::wait(MPI_Request* requests, int n, int peer, std::size_t expected_bytes) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout();
+  for (;;) {
+    int done = 0;
+    MPI_Status statuses[2];
+    const int code = MPI_Testall(n, requests, &done, statuses);
+    BOOK_CHECK(code == MPI_SUCCESS, where() << ": MPI failed talking to rank " << peer << ": "
+                                            << mpi_error(code)
+                                            << " (a size mismatch: do all ranks pass the same "
+                                               "counts?)");
+    if (done) {
+      int got = 0;  // the receive is always the first request
+      MPI_Get_count(&statuses[0], MPI_BYTE, &got);
+      BOOK_CHECK(expected_bytes == SIZE_MAX || static_cast<std::size_t>(got) == expected_bytes,
+                 where() << ": expected " << expected_bytes << " bytes from rank " << peer
+                         << " but the message has " << got << ": do all ranks pass the same "
+                         << "counts?");
+      return;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      for (int i = 0; i < n; ++i) {
+        if (requests[i] == MPI_REQUEST_NULL) continue;
+        MPI_Cancel(&requests[i]);
+        MPI_Request_free(&requests[i]);
+      }
+      BOOK_CHECK(false, where() << ": timed out after " << timeout().count()
+                                << " ms waiting for rank " << peer);
+    }
+    std::this_thread::yield();
+  }
+}
+
+void MpiCommunicator::transport_send(const void* data, std::size_t bytes, int dst, int tag) {
+  MPI_Request request;
+  MPI_Isend(data, as_int(bytes, where()), MPI_BYTE, dst, tag, comm_, &request);
+  wait(&request, 1, dst, SIZE_MAX);
+}
+
+void MpiCommunicator::transport_recv(void* data, std::size_t bytes, int src, int tag) {
+  MPI_Request request;
+  MPI_Irecv(data, as_int(bytes, where()), MPI_BYTE, src, tag, comm_, &request);
+  wait(&request, 1, src, bytes);
+}
+
+void MpiCommunicator::transport_sendrecv(const void* out, std::size_t out_bytes, int dst,
+                                         void* in, std::size_t in_bytes, int src, int tag) {
+  MPI_Request requests[2];
+  MPI_Irecv(in, as_int(in_bytes, where()), MPI_BYTE, src, tag, comm_, &requests[0]);
+  MPI_Isend(out, as_int(out_bytes, where()), MPI_BYTE, dst, tag, comm_, &requests[1]);
+  wait(requests, 2, src, in_bytes);
+}
+
+void MpiCommunicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm) {
+  if (algorithm != Algorithm::native) return Communicator::all_reduce(data, op, algorithm);
+  Scope scope(*this, "all_reduce(native MPI_Allreduce)");
+  BOOK_CHECK(data.dtype == DType::f32, where() << ": MPI has no BF16/FP16 reduction; use f32 or "
+                                                  "the book's algorithms");
+  const int code =
+      MPI_Allreduce(MPI_IN_PLACE, data.data, as_int(data.count, where()), MPI_FLOAT,
+                    op == ReduceOp::max ? MPI_MAX : MPI_SUM, comm_);
+  BOOK_CHECK(code == MPI_SUCCESS, where() << ": " << mpi_error(code));
+  if (op == ReduceOp::avg) scale(data, 1.0f / static_cast<float>(size()));
+}
+
+void MpiCommunicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op,
+                                     Algorithm algorithm) {
+  if (algorithm != Algorithm::native)
+    return Communicator::reduce_scatter(input, output, op, algorithm);
+  Scope scope(*this, "reduce_scatter(native MPI_Reduce_scatter)");
+  BOOK_CHECK(input.dtype == DType::f32 && output.dtype == DType::f32,
+             where() << ": the native path is FP32 only");
+  std::vector<int> counts(size());
+  for (int r = 0; r < size(); ++r) counts[r] = as_int(shard_of(input.count, size(), r).count, where());
+  BOOK_CHECK(output.count == static_cast<std::size_t>(counts[rank()]),
+             where() << ": output must hold this rank's shard of " << counts[rank()]
+                     << " elements, got " << output.count);
+  const int code = MPI_Reduce_scatter(input.data, output.data, counts.data(), MPI_FLOAT,
+                                      op == ReduceOp::max ? MPI_MAX : MPI_SUM, comm_);
+  BOOK_CHECK(code == MPI_SUCCESS, where() << ": " << mpi_error(code));
+  if (op == ReduceOp::avg) scale(output, 1.0f / static_cast<float>(size()));
+}
+
+void MpiCommunicator::all_gather(ConstBuffer input, Buffer output, Algorithm algorithm) {
+  if (algorithm != Algorithm::native) return Communicator::all_gather(input, output, algorithm);
+  Scope scope(*this, "all_gather(native MPI_Allgatherv)");
+  const std::size_t width = dtype_size(output.dtype);
+  std::vector<int> counts(size()), offsets(size());
+  for (int r = 0; r < size(); ++r) {
+    const Shard s = shard_of(output.count, size(), r);
+    counts[r] = as_int(s.count * width, where());
+    offsets[r] = as_int(s.offset * width, where());
+  }
+  BOOK_CHECK(input.bytes() == static_cast<std::size_t>(counts[rank()]) &&
+                 input.dtype == output.dtype,
+             where() << ": input must be this rank's shard of " << counts[rank()] / width
+                     << " elements, got " << input.count);
+  const int code = MPI_Allgatherv(input.data, counts[rank()], MPI_BYTE, output.data,
+                                  counts.data(), offsets.data(), MPI_BYTE, comm_);
+  BOOK_CHECK(code == MPI_SUCCESS, where() << ": " << mpi_error(code));
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
+  Scope scope(*this, "split");
+  MPI_Comm child = MPI_COMM_NULL;
+  const int code = MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &child);
+  BOOK_CHECK(code == MPI_SUCCESS, where() << ": " << mpi_error(code));
+  const std::string name = group() + "/split" + std::to_string(splits_++) + ":" +
+                           std::to_string(color);
+  if (child == MPI_COMM_NULL) return nullptr;
+  auto result = std::make_unique<MpiCommunicator>(child, name);
+  MPI_Comm_free(&child);  // the new communicator holds its own duplicate
+  result->set_timeout(timeout());
+  result->set_tree_threshold_bytes(tree_threshold_bytes());
+  return result;
+}
+
+}  // namespace book::coll

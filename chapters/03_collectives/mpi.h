@@ -1,0 +1,63 @@
+/// @file
+/// The MPI backend: ranks are processes started by `mpirun`, on one machine or many. The teaching
+/// algorithms run over MPI point-to-point; `Algorithm::native` calls MPI's own collectives
+/// (MPI_Allreduce, MPI_Reduce_scatter, MPI_Allgatherv), the peer the benchmark compares with.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+
+#include "chapters/03_collectives/communicator.h"
+
+namespace book::coll {
+
+/// Calls MPI_Init at construction and MPI_Finalize at destruction; one per process, in main.
+class MpiSession {
+ public:
+  /// Initialises MPI with main's arguments.
+  MpiSession(int* argc, char*** argv);
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;             ///< One per process.
+  MpiSession& operator=(const MpiSession&) = delete;  ///< One per process.
+};
+
+/// One process's end of an MPI communicator. It owns a duplicate of the communicator it was given
+/// (so its messages never mix with anyone else's) and returns MPI errors instead of aborting.
+class MpiCommunicator final : public Communicator {
+ public:
+  /// A communicator over a duplicate of `comm` (MPI_COMM_WORLD by default), named `group`.
+  explicit MpiCommunicator(MPI_Comm comm = MPI_COMM_WORLD, std::string group = "world");
+  ~MpiCommunicator() override;
+
+  /// `Algorithm::native` calls MPI_Allreduce (FP32 only); others run the book's algorithms.
+  /// Native calls are not counted: MPI does not say what it sends.
+  void all_reduce(Buffer data, ReduceOp op = ReduceOp::sum,
+                  Algorithm algorithm = Algorithm::automatic) override;
+  /// `Algorithm::native` calls MPI_Reduce_scatter (FP32 only).
+  void reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op = ReduceOp::sum,
+                      Algorithm algorithm = Algorithm::automatic) override;
+  /// `Algorithm::native` calls MPI_Allgatherv (any type, as bytes).
+  void all_gather(ConstBuffer input, Buffer output,
+                  Algorithm algorithm = Algorithm::automatic) override;
+  /// MPI_Comm_split, named "<group>/split<k>:<color>".
+  std::unique_ptr<Communicator> split(int color, int key) override;
+  /// The underlying (duplicated) MPI communicator, e.g. to broadcast an NCCL unique id.
+  MPI_Comm mpi_comm() const { return comm_; }
+
+ protected:
+  /// MPI_Isend, then MPI_Test until done or the timeout.
+  void transport_send(const void* data, std::size_t bytes, int dst, int tag) override;
+  /// MPI_Irecv, then MPI_Test until done or the timeout; checks the size.
+  void transport_recv(void* data, std::size_t bytes, int src, int tag) override;
+  /// Both requests at once, then MPI_Test on both.
+  void transport_sendrecv(const void* out, std::size_t out_bytes, int dst, void* in,
+                          std::size_t in_bytes, int src, int tag) override;
+
+ private:
+  void wait(MPI_Request* requests, int n, int peer, std::size_t expected_bytes);
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int splits_ = 0;
+};
+
+}  // namespace book::coll

@@ -1,0 +1,311 @@
+// The threads backend. Each rank owns a mailbox per group; send() copies the payload into the
+// receiver's mailbox and returns (eager), sendrecv() posts a pointer to the caller's buffer and
+// waits until the receiver has copied it (rendezvous: one copy, as over a real link). Waits poll
+// every few milliseconds for a failed rank and give up at the timeout.
+#include "chapters/03_collectives/threads.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "common/check.h"
+
+namespace book::coll {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kPoll = std::chrono::milliseconds(5);
+
+// Thrown on ranks that stop because another rank failed; run_ranks prefers the original error.
+class Aborted : public Error {
+ public:
+  using Error::Error;
+};
+
+struct Message {
+  int src = 0;
+  int tag = 0;
+  const std::byte* data = nullptr;
+  std::size_t bytes = 0;
+  std::unique_ptr<std::byte[]> owned;  // eager send: the payload copy
+  std::atomic<bool>* copied = nullptr;  // rendezvous: set by the receiver once it has copied
+};
+
+struct Mailbox {
+  std::mutex mutex;
+  std::condition_variable arrived;  // a message was posted
+  std::condition_variable taken;    // a rendezvous payload was copied
+  std::deque<std::shared_ptr<Message>> messages;
+};
+
+struct World;
+
+struct Group {
+  std::string name;
+  std::vector<int> world_ranks;  // group rank -> world rank
+  std::vector<std::unique_ptr<Mailbox>> boxes;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> entered;  // collectives entered, per rank
+  Group(std::string n, std::vector<int> members)
+      : name(std::move(n)), world_ranks(std::move(members)),
+        entered(new std::atomic<std::uint64_t>[world_ranks.size()]) {
+    for (std::size_t i = 0; i < world_ranks.size(); ++i) {
+      boxes.push_back(std::make_unique<Mailbox>());
+      entered[i] = 0;
+    }
+  }
+};
+
+struct World {
+  explicit World(int n) : finished(new std::atomic<bool>[n]) {
+    for (int i = 0; i < n; ++i) finished[i] = false;
+  }
+  std::atomic<bool> aborted{false};
+  std::mutex mutex;
+  std::string abort_reason;
+  std::unique_ptr<std::atomic<bool>[]> finished;  // per world rank: its body has returned
+  std::map<std::string, std::shared_ptr<Group>> groups;  // split results, by name
+};
+
+class ThreadsCommunicator final : public Communicator {
+ public:
+  ThreadsCommunicator(std::shared_ptr<World> world, std::shared_ptr<Group> group, int rank,
+                      const ThreadsOptions& options)
+      : Communicator(rank, static_cast<int>(group->world_ranks.size()), group->name),
+        world_(std::move(world)), group_state_(std::move(group)), options_(options) {
+    set_timeout(options.timeout);
+    set_tree_threshold_bytes(options.tree_threshold_bytes);
+    set_trace(options.trace);
+  }
+
+  std::unique_ptr<Communicator> split(int color, int key) override;
+
+ protected:
+  void transport_send(const void* data, std::size_t bytes, int dst, int tag) override {
+    auto message = std::make_shared<Message>();
+    message->src = rank();
+    message->tag = tag;
+    message->bytes = bytes;
+    if (bytes) {
+      message->owned.reset(new std::byte[bytes]);
+      std::memcpy(message->owned.get(), data, bytes);
+    }
+    message->data = message->owned.get();
+    post(dst, std::move(message));
+  }
+
+  void transport_recv(void* data, std::size_t bytes, int src, int tag) override {
+    Mailbox& box = *group_state_->boxes[rank()];
+    std::shared_ptr<Message> message;
+    {
+      std::unique_lock lock(box.mutex);
+      const auto deadline = Clock::now() + timeout();
+      for (;;) {
+        auto it = std::find_if(box.messages.begin(), box.messages.end(), [&](const auto& m) {
+          return m->src == src && m->tag == tag;
+        });
+        if (it != box.messages.end()) {
+          message = *it;
+          box.messages.erase(it);
+          break;
+        }
+        check_alive(src, deadline, "a message from");
+        box.arrived.wait_for(lock, kPoll);
+      }
+    }
+    const std::size_t got = message->bytes;
+    if (got == bytes && bytes) std::memcpy(data, message->data, bytes);
+    if (message->copied) {  // release the sender's buffer
+      Mailbox& sender_box = *group_state_->boxes[src];
+      std::lock_guard lock(sender_box.mutex);
+      message->copied->store(true);
+      sender_box.taken.notify_all();
+    }
+    BOOK_CHECK(got == bytes, where() << ": expected " << bytes << " bytes from rank " << src
+                                     << " (tag " << tag << ") but the message has " << got
+                                     << ": do all ranks pass the same counts?");
+  }
+
+  void transport_sendrecv(const void* out, std::size_t out_bytes, int dst, void* in,
+                          std::size_t in_bytes, int src, int tag) override {
+    std::atomic<bool> copied{false};
+    auto message = std::make_shared<Message>();
+    message->src = rank();
+    message->tag = tag;
+    message->bytes = out_bytes;
+    message->data = static_cast<const std::byte*>(out);
+    message->copied = &copied;
+    post(dst, message);
+    try {
+      transport_recv(in, in_bytes, src, tag);
+      wait_copied(copied, dst);
+    } catch (...) {
+      withdraw(dst, message, copied);  // never leave a pointer to our buffer behind
+      throw;
+    }
+  }
+
+  void on_enter_collective() override { group_state_->entered[rank()] += 1; }
+
+ private:
+  void post(int dst, std::shared_ptr<Message> message) {
+    Mailbox& box = *group_state_->boxes[dst];
+    std::lock_guard lock(box.mutex);
+    box.messages.push_back(std::move(message));
+    box.arrived.notify_all();
+  }
+
+  void wait_copied(std::atomic<bool>& copied, int dst) {
+    Mailbox& my_box = *group_state_->boxes[rank()];
+    std::unique_lock lock(my_box.mutex);
+    const auto deadline = Clock::now() + timeout();
+    while (!copied.load()) {
+      check_alive(dst, deadline, "rank to receive from me:");
+      my_box.taken.wait_for(lock, kPoll);
+    }
+  }
+
+  // Removes a rendezvous message nobody took; if a receiver is copying it, waits for the copy.
+  void withdraw(int dst, const std::shared_ptr<Message>& message, std::atomic<bool>& copied) {
+    {
+      Mailbox& box = *group_state_->boxes[dst];
+      std::lock_guard lock(box.mutex);
+      auto it = std::find(box.messages.begin(), box.messages.end(), message);
+      if (it != box.messages.end()) {
+        box.messages.erase(it);
+        return;
+      }
+    }
+    Mailbox& my_box = *group_state_->boxes[rank()];
+    std::unique_lock lock(my_box.mutex);
+    while (!copied.load()) my_box.taken.wait_for(lock, kPoll);
+  }
+
+  // Throws if another rank failed, if `peer` has returned (it can never send now), or at the
+  // deadline, naming the peer and the ranks that have not reached this collective.
+  void check_alive(int peer, Clock::time_point deadline, const char* waiting_for) {
+    if (world_->aborted.load()) {
+      std::lock_guard lock(world_->mutex);
+      throw Aborted(where() + ": stopped because " + world_->abort_reason);
+    }
+    const bool peer_gone = world_->finished[group_state_->world_ranks[peer]].load();
+    if (!peer_gone && Clock::now() < deadline) return;
+    std::ostringstream out;
+    out << where() << ": ";
+    if (peer_gone)
+      out << "rank " << peer << " returned without taking part";
+    else
+      out << "timed out after " << timeout().count() << " ms";
+    out << " (waiting for " << waiting_for << " rank " << peer << ")";
+    std::string missing;
+    const std::uint64_t mine = group_state_->entered[rank()].load();
+    for (int r = 0; r < size(); ++r)
+      if (group_state_->entered[r].load() < mine) missing += " " + std::to_string(r);
+    if (!missing.empty()) out << "; ranks that never reached this collective:" << missing;
+    throw Error(out.str());
+  }
+
+  std::shared_ptr<World> world_;
+  std::shared_ptr<Group> group_state_;
+  ThreadsOptions options_;
+  int splits_ = 0;
+};
+
+std::unique_ptr<Communicator> ThreadsCommunicator::split(int color, int key) {
+  Scope scope(*this, "split(color " + std::to_string(color) + ", key " + std::to_string(key) + ")");
+  on_enter_collective();
+  const int sequence = splits_++;
+  // Everyone tells everyone its (color, key); these bookkeeping messages are not counted.
+  const int mine[2] = {color, key};
+  for (int r = 0; r < size(); ++r)
+    if (r != rank()) transport_send(mine, sizeof mine, r, kTagSplit);
+  std::vector<std::array<int, 3>> all(size());  // (key, rank, color)
+  for (int r = 0; r < size(); ++r) {
+    int theirs[2] = {color, key};
+    if (r != rank()) transport_recv(theirs, sizeof theirs, r, kTagSplit);
+    all[r] = {theirs[1], r, theirs[0]};
+  }
+  if (color < 0) return nullptr;
+  std::sort(all.begin(), all.end());
+  std::vector<int> members;  // world ranks, in the new group's order
+  int new_rank = -1;
+  for (const auto& [k, r, c] : all) {
+    if (c != color) continue;
+    if (r == rank()) new_rank = static_cast<int>(members.size());
+    members.push_back(group_state_->world_ranks[r]);
+  }
+  const std::string name = group() + "/split" + std::to_string(sequence) + ":" +
+                           std::to_string(color);
+  std::shared_ptr<Group> state;
+  {
+    std::lock_guard lock(world_->mutex);
+    auto& slot = world_->groups[name];
+    if (!slot) slot = std::make_shared<Group>(name, members);
+    state = slot;
+  }
+  ThreadsOptions options = options_;
+  options.timeout = timeout();
+  options.tree_threshold_bytes = tree_threshold_bytes();
+  auto child = std::make_unique<ThreadsCommunicator>(world_, state, new_rank, options);
+  return child;
+}
+
+}  // namespace
+
+void run_ranks(int world_size, const std::function<void(Communicator&)>& body,
+               const ThreadsOptions& options) {
+  BOOK_CHECK(world_size >= 1 && world_size <= 1024,
+             "run_ranks needs 1..1024 ranks, got " << world_size);
+  BOOK_CHECK(options.timeout.count() > 0,
+             "the timeout must be positive, got " << options.timeout.count() << " ms");
+  auto world = std::make_shared<World>(world_size);
+  std::vector<int> everyone(world_size);
+  for (int r = 0; r < world_size; ++r) everyone[r] = r;
+  auto group = std::make_shared<Group>("world", everyone);
+  std::vector<std::exception_ptr> errors(world_size);
+  std::vector<bool> secondary(world_size, false);
+  std::vector<std::thread> threads;
+  std::mutex order_mutex;
+  std::vector<int> order;  // ranks in the order they failed
+  for (int r = 0; r < world_size; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        ThreadsCommunicator comm(world, group, r, options);
+        body(comm);
+      } catch (const std::exception& e) {
+        errors[r] = std::current_exception();
+        secondary[r] = dynamic_cast<const Aborted*>(&e) != nullptr;
+        std::lock_guard lock(world->mutex);
+        if (!world->aborted.load()) {
+          world->abort_reason = "rank " + std::to_string(r) + " failed: " + e.what();
+          world->aborted = true;
+        }
+        std::lock_guard order_lock(order_mutex);
+        order.push_back(r);
+      } catch (...) {
+        errors[r] = std::current_exception();
+        std::lock_guard lock(world->mutex);
+        world->abort_reason = "rank " + std::to_string(r) + " threw a non-standard exception";
+        world->aborted = true;
+        std::lock_guard order_lock(order_mutex);
+        order.push_back(r);
+      }
+      world->finished[r] = true;
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r : order)
+    if (!secondary[r]) std::rethrow_exception(errors[r]);
+  if (!order.empty()) std::rethrow_exception(errors[order.front()]);
+}
+
+}  // namespace book::coll

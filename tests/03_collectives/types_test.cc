@@ -1,0 +1,87 @@
+// Scaffolding: number formats, shards and the element-wise reductions.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+
+#include "chapters/03_collectives/types.h"
+#include "common/check.h"
+#include "common/rng.h"
+
+namespace book::coll {
+namespace {
+
+TEST(Bf16, RoundsToNearestEvenAndKeepsSpecials) {
+  EXPECT_EQ(to_bf16(1.0f).bits, 0x3f80);
+  EXPECT_EQ(to_float(to_bf16(-2.5f)), -2.5f);
+  // 1 + 2^-8 is halfway between two bf16 values; ties go to the even one (1.0).
+  EXPECT_EQ(to_float(to_bf16(1.0f + 0x1.0p-8f)), 1.0f);
+  EXPECT_EQ(to_float(to_bf16(1.0f + 0x1.8p-8f)), 1.0f + 0x1.0p-7f);
+  EXPECT_TRUE(std::isnan(to_float(to_bf16(NAN))));
+  EXPECT_EQ(to_float(to_bf16(INFINITY)), INFINITY);
+  Rng rng(3);
+  for (int i = 0; i < 10000; ++i) {
+    const auto x = static_cast<float>(rng.uniform(-100, 100));
+    EXPECT_LE(std::fabs(to_float(to_bf16(x)) - x), std::fabs(x) * 0x1.0p-8f) << "x = " << x;
+  }
+}
+
+TEST(Half, RoundsToNearestEvenWithSubnormalsAndOverflow) {
+  EXPECT_EQ(to_half(1.0f).bits, 0x3c00);
+  EXPECT_EQ(to_half(-2.0f).bits, 0xc000);
+  EXPECT_EQ(to_half(65504.0f).bits, 0x7bff);  // the largest half
+  EXPECT_EQ(to_half(70000.0f).bits, 0x7c00);  // overflow is inf
+  EXPECT_EQ(to_float(to_half(0x1.0p-24f)), 0x1.0p-24f);  // the smallest subnormal
+  EXPECT_EQ(to_float(to_half(1.0f + 0x1.0p-11f)), 1.0f);  // tie to even
+  EXPECT_EQ(to_float(to_half(1.0f + 0x1.8p-11f)), 1.0f + 0x1.0p-10f);
+  EXPECT_TRUE(std::isnan(to_float(to_half(NAN))));
+  for (std::uint32_t bits = 0; bits < 0x7c00; ++bits) {  // every finite half round-trips
+    const Half h{static_cast<std::uint16_t>(bits)};
+    ASSERT_EQ(to_half(to_float(h)).bits, bits) << "half bits 0x" << std::hex << bits;
+  }
+}
+
+TEST(Shard, FirstShardsTakeTheRemainder) {
+  EXPECT_EQ(shard_of(10, 4, 0).offset, 0u);
+  EXPECT_EQ(shard_of(10, 4, 0).count, 3u);
+  EXPECT_EQ(shard_of(10, 4, 1).offset, 3u);
+  EXPECT_EQ(shard_of(10, 4, 2).count, 2u);
+  EXPECT_EQ(shard_of(10, 4, 3).offset, 8u);
+  EXPECT_EQ(shard_of(2, 5, 4).count, 0u);  // fewer elements than parts: empty shards
+  EXPECT_EQ(shard_of(2, 5, 4).offset, 2u);
+  for (std::size_t count : {0u, 1u, 7u, 1037u})
+    for (int parts : {1, 3, 8}) {
+      std::size_t next = 0;
+      for (int i = 0; i < parts; ++i) {
+        const Shard s = shard_of(count, parts, i);
+        EXPECT_EQ(s.offset, next) << count << " in " << parts << " parts, shard " << i;
+        next += s.count;
+      }
+      EXPECT_EQ(next, count);
+    }
+}
+
+TEST(Shard, RejectsShardsThatDoNotExist) {
+  EXPECT_THROW(shard_of(10, 0, 0), Error);
+  EXPECT_THROW(shard_of(10, 4, 4), Error);
+  EXPECT_THROW(shard_of(10, 4, -1), Error);
+}
+
+TEST(ReduceInto, SumMaxInEachTypeAndMismatchErrors) {
+  std::vector<float> a = {1, -2, 3}, b = {0.5f, 4, -1};
+  reduce_into(std::span<float>(a), std::span<const float>(b), ReduceOp::max);
+  EXPECT_EQ(a, (std::vector<float>{1, 4, 3}));
+  std::vector<BFloat16> x = {to_bf16(1.5f)}, y = {to_bf16(2.25f)};
+  reduce_into(std::span<BFloat16>(x), std::span<const BFloat16>(y), ReduceOp::sum);
+  EXPECT_EQ(to_float(x[0]), 3.75f);
+  std::vector<Half> h = {to_half(1.0f)};
+  scale(std::span<Half>(h), 0.25f);
+  EXPECT_EQ(to_float(h[0]), 0.25f);
+  std::vector<float> short_one = {1};
+  EXPECT_THROW(reduce_into(std::span<float>(a), std::span<const float>(short_one), ReduceOp::sum),
+               Error);
+  EXPECT_THROW(copy_into(std::span<float>(a), std::span<const BFloat16>(y)), Error);
+}
+
+}  // namespace
+}  // namespace book::coll
