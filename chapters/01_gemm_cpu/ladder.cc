@@ -1,0 +1,274 @@
+// The stage: every rung of the ladder at several sizes, checked against OpenBLAS, then timed
+// against OpenBLAS (one thread and all threads) and against this machine's measured ceilings.
+//
+//   bazel run -c opt //chapters/01_gemm_cpu:ladder              sizes 256 512 1024 2048
+//   bazel run -c opt //chapters/01_gemm_cpu:ladder -- --big     ... and 4096
+//   bazel run -c opt //chapters/01_gemm_cpu:ladder -- --tour    a quick subset + tour lines
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chapters/01_gemm_cpu/dispatch.h"
+#include "chapters/01_gemm_cpu/openblas_peer.h"
+#include "chapters/01_gemm_cpu/peak.h"
+#include "common/buffer.h"
+#include "common/check.h"
+#include "common/rng.h"
+#include "common/table.h"
+#include "common/timer.h"
+
+namespace book::gemm {
+namespace {
+
+struct Options {
+  std::vector<int> sizes{256, 512, 1024, 2048};
+  bool tour = false;
+  bool slow_everywhere = false;  // run rungs 1-3 above n = 1024 too (minutes)
+};
+
+Options parse(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--tour") {
+      options.tour = true;
+      options.sizes = {1024};
+    } else if (arg == "--big") {
+      options.sizes.push_back(4096);
+    } else if (arg == "--slow") {
+      options.slow_everywhere = true;
+    } else {
+      BOOK_CHECK(false, "unknown flag " << arg
+                                        << "; use --tour (quick), --big (adds n = 4096) or "
+                                           "--slow (rungs 1-3 at every size)");
+    }
+  }
+  return options;
+}
+
+// Median time of `fn`: one warm-up call, then enough calls for ~0.6 s (at least 2, at most 10);
+// a call longer than a second is timed once.
+template <typename Fn>
+double time_it(Fn&& fn) {
+  Timer first;
+  fn();
+  const double once = first.seconds();
+  if (once > 1.0) return once;
+  return median_seconds(fn, std::clamp(static_cast<int>(0.6 / once), 2, 10));
+}
+
+struct Ceilings {
+  int threads;
+  double avx2_1t, avx2_all, avx512_1t, avx512_all, triad_1t, triad_all;
+  double peak(bool all) const {
+    return std::max(all ? avx2_all : avx2_1t, all ? avx512_all : avx512_1t);
+  }
+  double avx2(bool all) const { return all ? avx2_all : avx2_1t; }
+  double triad(bool all) const { return all ? triad_all : triad_1t; }
+};
+
+Ceilings measure_ceilings(int threads) {
+  std::cerr << "[ladder] measuring FMA peak and triad bandwidth on 1 and " << threads
+            << " threads...\n";
+  Ceilings c{threads,
+             measure_fp32_peak_gflops(1),
+             measure_fp32_peak_gflops(threads),
+             measure_fp32_peak_gflops_avx512(1),
+             measure_fp32_peak_gflops_avx512(threads),
+             measure_triad_bandwidth_gbs(1),
+             measure_triad_bandwidth_gbs(threads)};
+  return c;
+}
+
+// A sanity check before timing (the graded tests do the careful one): |C - C_openblas| must stay
+// below a loose multiple of float rounding for k-term sums of products of values in [-1, 1).
+bool close_to(const AlignedBuffer<float>& c, const AlignedBuffer<float>& ref, int k) {
+  const double tolerance = (k + 4) * std::ldexp(1.0, -23) * k;
+  for (std::size_t i = 0; i < c.size(); ++i)
+    if (!(std::abs(static_cast<double>(c[i]) - ref[i]) <= tolerance)) return false;
+  return true;
+}
+
+struct Row {
+  std::string name;
+  int n, threads;
+  double gflops;  // 0 when not run
+  std::string note;
+};
+
+void write_plot(const std::vector<Row>& rows, const std::vector<std::string>& series) {
+  const std::string dir = results_dir();
+  const std::string data = dir + "/01_gemm_cpu_ladder.dat", script = dir + "/01_gemm_cpu_ladder.gp",
+                    png = dir + "/01_gemm_cpu_ladder.png";
+  {
+    std::ofstream out(data);
+    for (const auto& name : series) {  // one gnuplot data block per series, titled by its header
+      out << "\"" << name << "\"\n";
+      for (const Row& row : rows)
+        if (row.name == name && row.gflops > 0) out << row.n << " " << row.gflops << "\n";
+      out << "\n\n";
+    }
+    std::ofstream gp(script);
+    gp << "set terminal pngcairo size 1000,620 font ',11'\nset output '" << png << "'\n"
+       << "set title 'CPU GEMM ladder (FP32): GFLOP/s per rung and size'\n"
+       << "set xlabel 'n (m = n = k)'\nset ylabel 'GFLOP/s (log scale)'\nset logscale xy 2\n"
+       << "set logscale y 10\nset key outside right\nset grid\n"
+       << "plot for [i=0:" << series.size() - 1 << "] '" << data
+       << "' index i using 1:2 with linespoints lw 2 title columnheader(1)\n";
+  }
+  if (std::system("command -v gnuplot > /dev/null 2>&1") != 0) {
+    std::cout << "gnuplot not found (apt-get install gnuplot-nox): plot skipped; data in " << data
+              << "\n";
+    return;
+  }
+  const int status = std::system(("gnuplot " + script).c_str());
+  std::cout << (status == 0 ? "plot: " + png : "gnuplot failed on " + script) << "\n";
+}
+
+int run(const Options& options) {
+  const int all_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::cout << "OpenBLAS core: " << openblas_core_name() << " (cblas_sgemm from "
+            << openblas_cblas_library() << ")\n";
+  const Ceilings ceil = measure_ceilings(all_threads);
+  const double ridge_1t = ceil.peak(false) / ceil.triad_1t;
+  std::cout << "\nMeasured ceilings (" << all_threads << " hardware threads):\n\n";
+  Table ceilings({"ceiling", "1 thread", std::to_string(all_threads) + " threads"});
+  ceilings.add_row(
+      {"FP32 peak AVX2 FMA (GFLOP/s)", fixed(ceil.avx2_1t, 1), fixed(ceil.avx2_all, 1)});
+  ceilings.add_row(
+      {"FP32 peak AVX-512 FMA (GFLOP/s)", fixed(ceil.avx512_1t, 1), fixed(ceil.avx512_all, 1)});
+  ceilings.add_row({"triad bandwidth (GB/s)", fixed(ceil.triad_1t, 1), fixed(ceil.triad_all, 1)});
+  ceilings.add_row(
+      {"ridge point (flop/byte)", fixed(ridge_1t, 1), fixed(ceil.peak(true) / ceil.triad_all, 1)});
+  std::cout << ceilings.markdown() << "\n";
+
+  std::vector<Row> rows;
+  std::map<int, std::pair<double, double>> openblas;  // n -> (1 thread, all threads) GFLOP/s
+  for (int n : options.sizes) {
+    Rng rng(1000 + n);
+    AlignedBuffer<float> a(static_cast<std::size_t>(n) * n), b(a.size()), c(a.size()),
+        ref(a.size());
+    fill_uniform<float>(a.span(), rng);
+    fill_uniform<float>(b.span(), rng);
+    const double flops = 2.0 * n * n * n;
+    for (int threads : {1, all_threads}) {
+      openblas_set_threads(threads);
+      const double s =
+          time_it([&] { openblas_matmul(n, n, n, a.data(), n, b.data(), n, ref.data(), n); });
+      const double gflops = flops / s * 1e-9;
+      (threads == 1 ? openblas[n].first : openblas[n].second) = gflops;
+      rows.push_back(
+          {threads == 1 ? "OpenBLAS 1 thread" : "OpenBLAS all threads", n, threads, gflops, ""});
+      std::cerr << "[ladder] n=" << n << " OpenBLAS " << threads
+                << " thread(s): " << fixed(gflops, 1) << " GFLOP/s\n";
+    }
+    openblas_set_threads(1);
+    for (Rung rung : all_rungs()) {
+      const int threads = rung_is_multithreaded(rung) ? all_threads : 1;
+      Row row{rung_name(rung), n, threads, 0, ""};
+      if (!options.slow_everywhere && rung <= Rung::kBlocked && n > 1024) {
+        row.note = "skipped (slow; --slow runs it)";
+        rows.push_back(row);
+        continue;
+      }
+      std::fill(c.begin(), c.end(), std::nanf(""));
+      try {
+        matmul(rung, n, n, n, a.data(), n, b.data(), n, c.data(), n);
+        if (!close_to(c, ref, n)) {
+          row.note = "WRONG: differs from OpenBLAS (run the tests)";
+        } else {
+          const double s =
+              time_it([&] { matmul(rung, n, n, n, a.data(), n, b.data(), n, c.data(), n); });
+          row.gflops = flops / s * 1e-9;
+        }
+      } catch (const NotImplemented& not_started) {
+        row.note = "not started (" + rung_exercise_id(rung) + ")";
+      }
+      std::cerr << "[ladder] n=" << n << " " << row.name << ": "
+                << (row.gflops > 0 ? fixed(row.gflops, 2) + " GFLOP/s" : row.note) << "\n";
+      rows.push_back(row);
+    }
+  }
+
+  Table table({"rung", "n", "threads", "GFLOP/s", "% AVX2 peak", "% machine peak", "x OpenBLAS 1T",
+               "x OpenBLAS all", "flop/B if from DRAM", "roofline"});
+  for (const Row& row : rows) {
+    const bool all = row.threads > 1;
+    if (row.gflops <= 0) {
+      table.add_row({row.name, std::to_string(row.n), std::to_string(row.threads), row.note, "", "",
+                     "", "", "", ""});
+      continue;
+    }
+    // If every byte came from DRAM at triad speed, the rung would need this many flops per byte;
+    // below the ridge point DRAM could be what limits it, above it only cache reuse explains it.
+    const double intensity = row.gflops / ceil.triad(all);
+    const double ridge = ceil.peak(all) / ceil.triad(all);
+    table.add_row({row.name, std::to_string(row.n), std::to_string(row.threads),
+                   fixed(row.gflops, 2), fixed(100 * row.gflops / ceil.avx2(all), 1),
+                   fixed(100 * row.gflops / ceil.peak(all), 1),
+                   fixed(row.gflops / openblas[row.n].first, 3),
+                   fixed(row.gflops / openblas[row.n].second, 3), fixed(intensity, 2),
+                   intensity < ridge ? "below ridge" : "compute side"});
+  }
+  std::cout << "GEMM n×n×n, FP32, row-major; GFLOP/s = 2n^3 / median time. A GEMM that moves each "
+               "matrix once does n/6 flop per byte, above the ridge for every n here: the roof is "
+               "the FMA peak.\n\n"
+            << table.markdown() << "\n";
+  const std::string dir = results_dir();
+  table.write_csv(dir + "/01_gemm_cpu_ladder.csv");
+  table.write_json(dir + "/01_gemm_cpu_ladder.json");
+  std::cout << "wrote " << dir << "/01_gemm_cpu_ladder.{csv,json}\n";
+
+  std::vector<std::string> series{"OpenBLAS 1 thread", "OpenBLAS all threads"};
+  for (Rung rung : all_rungs()) series.push_back(rung_name(rung));
+  write_plot(rows, series);
+
+  // Tour lines: the best single-threaded and multithreaded rungs at the first size >= 1024.
+  const int n_tour = options.sizes.back() >= 1024 ? 1024 : options.sizes.back();
+  const Row* best_1t = nullptr;
+  const Row* best_all = nullptr;
+  for (const Row& row : rows) {
+    if (row.n != n_tour || row.gflops <= 0 || row.name.rfind("OpenBLAS", 0) == 0) continue;
+    const Row*& best = row.threads > 1 ? best_all : best_1t;
+    if (!best || row.gflops > best->gflops) best = &row;
+  }
+  const auto [ob_1t, ob_all] = openblas[n_tour];
+  if (best_1t)
+    std::cout << "tour: 01 | best 1-thread rung (" << best_1t->name << ") vs OpenBLAS, n=" << n_tour
+              << " | " << fixed(best_1t->gflops, 1)
+              << " GFLOP/s = " << fixed(best_1t->gflops / ob_1t, 2) << "x OpenBLAS, "
+              << fixed(100 * best_1t->gflops / ceil.peak(false), 0)
+              << "% of measured peak | a BLIS-style GEMM in ~300 lines runs near OpenBLAS and the "
+                 "FMA peak\n";
+  if (best_all)
+    std::cout << "tour: 01 | " << best_all->threads << "-thread rung vs OpenBLAS, n=" << n_tour
+              << " | " << fixed(best_all->gflops, 1)
+              << " GFLOP/s = " << fixed(best_all->gflops / ob_all, 2) << "x OpenBLAS, "
+              << fixed(100 * best_all->gflops / ceil.peak(true), 0)
+              << "% of measured peak | GEMM is compute-bound: it scales with cores\n";
+  for (const Row& row : rows)
+    if (row.n == n_tour && row.name == rung_name(Rung::kNaive) && row.gflops > 0 && best_1t)
+      std::cout << "tour: 01 | naive i-j-k vs best 1-thread rung, n=" << n_tour << " | "
+                << fixed(best_1t->gflops / row.gflops, 0)
+                << "x faster | loop order, blocking, registers and packing are worth ~100x\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace book::gemm
+
+int main(int argc, char** argv) {
+  try {
+    return book::gemm::run(book::gemm::parse(argc, argv));
+  } catch (const book::Error& error) {
+    std::cerr << "ladder: " << error.what() << "\n";
+    return 1;
+  }
+}
