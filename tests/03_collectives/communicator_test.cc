@@ -135,7 +135,9 @@ TEST(Split, GroupsByColorOrderedByKey) {
     EXPECT_EQ(x[0], world.rank() % 2 ? 1 + 3 + 5 + 7 : 0 + 2 + 4 + 6);
     auto none = world.split(world.rank() == 0 ? -1 : 0, 0);  // rank 0 opts out
     EXPECT_EQ(none == nullptr, world.rank() == 0);
-    if (none) EXPECT_EQ(none->size(), 7);
+    if (none) {
+      EXPECT_EQ(none->size(), 7);
+    }
     auto pair = half->split(half->rank() / 2, 0);  // a split of a split
     EXPECT_EQ(pair->size(), 2);
     pair->barrier();

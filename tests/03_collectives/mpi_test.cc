@@ -1,0 +1,154 @@
+// The MPI backend, run as real processes: tests/03_collectives/mpirun.sh starts N copies with
+// mpirun. The book's ring next to MPI's own collectives, exact byte counts, split, and errors.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "chapters/03_collectives/mpi.h"
+#include "tests/03_collectives/test_util.h"
+
+namespace book::coll {
+namespace {
+
+using testing::expect_close;
+using testing::rank_input;
+using testing::reference;
+using testing::tolerance;
+using testing::TypedBuffer;
+
+TEST(Mpi, RingTreeNaiveAndNativeAgreeWithTheReference) {
+  MpiCommunicator comm;
+  const int n = comm.size();
+  for (std::size_t count : testing::awkward_counts(n)) {
+    for (Algorithm algo : {Algorithm::ring, Algorithm::tree, Algorithm::naive, Algorithm::native}) {
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg, ReduceOp::max}) {
+        const auto expected = reference(count, DType::f32, n, 31, op);
+        TypedBuffer data = rank_input(count, DType::f32, comm.rank(), 31);
+        comm.all_reduce(data.view(), op, algo);
+        expect_close(data, expected, 0, count, tolerance(DType::f32, n),
+                     std::string(algorithm_name(algo)) + " " +
+                         testing::label(n, count, DType::f32, op) + " rank " +
+                         std::to_string(comm.rank()));
+      }
+    }
+  }
+}
+
+TEST(Mpi, RingSendsTheTextbookVolumeExactly) {
+  MpiCommunicator comm;
+  const int n = comm.size(), r = comm.rank();
+  for (std::size_t count : {std::size_t{1000}, std::size_t{1037}, std::size_t(n - 1)}) {
+    TypedBuffer data = rank_input(count, DType::bf16, r, 32);
+    comm.reset_counters();
+    comm.all_reduce(data.view(), ReduceOp::sum, Algorithm::ring);
+    EXPECT_EQ(comm.counters().bytes_sent,
+              2 * (testing::ring_rs_sent(count, n, r) + testing::ring_ag_sent(count, n, r)))
+        << "N=" << n << " count=" << count << " rank " << r;
+    const auto expected = reference(count, DType::bf16, n, 32, ReduceOp::sum);
+    expect_close(data, expected, 0, count, tolerance(DType::bf16, n), "bf16 ring over MPI");
+  }
+}
+
+TEST(Mpi, ReduceScatterAllGatherNativeAndRing) {
+  MpiCommunicator comm;
+  const int n = comm.size(), r = comm.rank();
+  const std::size_t count = 1037;
+  const Shard mine = shard_of(count, n, r);
+  const auto expected = reference(count, DType::f32, n, 33, ReduceOp::sum);
+  const std::vector<double> my_part(expected.begin() + mine.offset,
+                                    expected.begin() + mine.offset + mine.count);
+  for (Algorithm algo : {Algorithm::ring, Algorithm::native}) {
+    TypedBuffer input = rank_input(count, DType::f32, r, 33), shard(mine.count, DType::f32);
+    shard.poison();
+    comm.reduce_scatter(input.view(), shard.view(), ReduceOp::sum, algo);
+    expect_close(shard, my_part, 0, mine.count, tolerance(DType::f32, n), algorithm_name(algo));
+    TypedBuffer full(count, DType::f32);
+    full.poison();
+    comm.all_gather(shard.view(), full.view(), algo);
+    expect_close(full, expected, 0, count, tolerance(DType::f32, n), algorithm_name(algo));
+  }
+}
+
+TEST(Mpi, AllToAllBroadcastSplitBarrier) {
+  MpiCommunicator comm;
+  const int n = comm.size(), r = comm.rank();
+  std::vector<std::size_t> send(n), recv(n);
+  for (int j = 0; j < n; ++j) {
+    send[j] = static_cast<std::size_t>(r + 2 * j + 1);  // uneven: depends on both ranks
+    recv[j] = static_cast<std::size_t>(j + 2 * r + 1);
+  }
+  std::vector<float> in, out;
+  for (int j = 0; j < n; ++j)
+    for (std::size_t i = 0; i < send[j]; ++i) in.push_back(static_cast<float>(100 * r + j));
+  for (int j = 0; j < n; ++j) out.insert(out.end(), recv[j], -1.0f);
+  comm.all_to_all(std::span<const float>(in), send, std::span<float>(out), recv);
+  std::size_t at = 0;
+  for (int j = 0; j < n; ++j)
+    for (std::size_t i = 0; i < recv[j]; ++i, ++at)
+      ASSERT_EQ(out[at], static_cast<float>(100 * j + r)) << "block from rank " << j;
+  std::vector<float> b(77, static_cast<float>(r));
+  comm.broadcast(std::span<float>(b), n - 1);
+  EXPECT_EQ(b[76], static_cast<float>(n - 1));
+  auto half = comm.split(r % 2, r);
+  ASSERT_NE(half, nullptr);
+  std::vector<float> x = {1.0f};
+  half->all_reduce(std::span<float>(x), ReduceOp::sum, Algorithm::ring);
+  EXPECT_EQ(x[0], static_cast<float>(half->size()));
+  comm.barrier();
+}
+
+TEST(Mpi, ARankThatNeverArrivesTimesOutWithItsName) {
+  MpiCommunicator world;
+  if (world.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  // A fresh communicator, so that the orphaned message of the timed-out call goes nowhere else.
+  auto comm = world.split(0, world.rank());
+  comm->set_timeout(std::chrono::milliseconds(300));
+  if (comm->rank() == 0) {
+    std::vector<float> data(10, 1.0f);
+    testing::expect_error(
+        [&] { comm->all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring); },
+        {"all_reduce(ring", "timed out after 300 ms", "waiting for rank " +
+                                                          std::to_string(comm->size() - 1)});
+  }
+  world.barrier();  // rank 1.. never joined that all_reduce
+}
+
+// On ranks other than 0: print failures only, each with its rank.
+class FailurePrinter : public ::testing::EmptyTestEventListener {
+ public:
+  explicit FailurePrinter(int rank) : rank_(rank) {}
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (result.failed())
+      std::printf("[rank %d] %s:%d: %s\n", rank_, result.file_name() ? result.file_name() : "?",
+                  result.line_number(), result.message());
+  }
+
+ private:
+  int rank_;
+};
+
+}  // namespace
+}  // namespace book::coll
+
+int main(int argc, char** argv) {
+  book::coll::MpiSession mpi(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) {  // one XML report (rank 0's); the others print only failures
+    unsetenv("XML_OUTPUT_FILE");
+    unsetenv("GTEST_OUTPUT");
+    unsetenv("TEST_PREMATURE_EXIT_FILE");
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  if (rank != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new book::coll::FailurePrinter(rank));
+  }
+  const int failed = RUN_ALL_TESTS();
+  int any_failed = 0;
+  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return any_failed ? 1 : 0;
+}
