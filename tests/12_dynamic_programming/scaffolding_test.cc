@@ -1,0 +1,74 @@
+// Scaffolding that is not an exercise: the tree builder for LeetCode 337 and the limits of the
+// brute-force enumerators. (book_test: these pass on both tracks.)
+#include <optional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "chapters/12_dynamic_programming/brute_force.h"
+#include "chapters/12_dynamic_programming/robbers_stocks.h"
+#include "common/check.h"
+
+namespace book::dp {
+namespace {
+
+constexpr auto null = std::nullopt;
+
+TEST(BuildTree, FollowsLeetCodeLevelOrder) {
+  const auto root = build_tree({3, 2, 3, null, 3, null, 1});
+  ASSERT_NE(root, nullptr);
+  EXPECT_EQ(root->val, 3);
+  ASSERT_NE(root->left, nullptr);
+  EXPECT_EQ(root->left->val, 2);
+  EXPECT_EQ(root->left->left, nullptr) << "the first null is the left child of 2";
+  ASSERT_NE(root->left->right, nullptr);
+  EXPECT_EQ(root->left->right->val, 3);
+  ASSERT_NE(root->right, nullptr);
+  EXPECT_EQ(root->right->left, nullptr);
+  ASSERT_NE(root->right->right, nullptr);
+  EXPECT_EQ(root->right->right->val, 1);
+}
+
+TEST(BuildTree, EmptyListsAndLoneNull) {
+  EXPECT_EQ(build_tree({}), nullptr);
+  EXPECT_EQ(build_tree({null}), nullptr);
+}
+
+TEST(BuildTree, RejectsEntriesWithoutAParent) {
+  EXPECT_THROW(build_tree({null, 1}), Error) << "a null root cannot have children";
+  EXPECT_THROW(build_tree({1, null, null, 2}), Error) << "2 has no parent slot left";
+  try {
+    build_tree({1, null, null, 2});
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no parent slot"), std::string::npos) << e.what();
+  }
+}
+
+TEST(BruteForce, RefusesInputsThatWouldRunForHours) {
+  EXPECT_THROW(brute::num_distinct(std::string(25, 'a'), "a"), Error);
+  EXPECT_THROW(brute::longest_common_subsequence(std::string(25, 'a'), "a"), Error);
+  EXPECT_THROW(brute::length_of_lis(std::vector<int>(25, 1)), Error);
+  EXPECT_THROW(brute::can_partition(std::vector<int>(25, 1)), Error);
+  EXPECT_THROW(brute::coin_change({1, 2}, 61), Error);
+  EXPECT_THROW(brute::coin_change({0, 2}, 6), Error) << "a zero coin would recurse forever";
+  EXPECT_THROW(brute::min_distance(std::string(12, 'a'), std::string(11, 'b')), Error);
+  try {
+    brute::num_distinct(std::string(30, 'a'), "a");
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("2^30"), std::string::npos) << e.what();
+  }
+}
+
+TEST(BruteForce, SmallKnownAnswers) {
+  EXPECT_EQ(brute::num_distinct("rabbbit", "rabbit"), 3u);
+  EXPECT_EQ(brute::longest_common_subsequence("abcde", "ace"), 3);
+  EXPECT_EQ(brute::length_of_lis({10, 9, 2, 5, 3, 7, 101, 18}), 4);
+  EXPECT_TRUE(brute::can_partition({1, 5, 11, 5}));
+  EXPECT_EQ(brute::coin_change({1, 2, 5}, 11), 3);
+  EXPECT_EQ(brute::coin_change({2}, 3), -1);
+  EXPECT_EQ(brute::min_distance("horse", "ros"), 3);
+  EXPECT_EQ(brute::longest_palindrome("babad"), "bab");
+}
+
+}  // namespace
+}  // namespace book::dp
