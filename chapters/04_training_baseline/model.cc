@@ -43,28 +43,33 @@ void Model<T>::zero_grad() {
 }
 
 template <typename T>
-void Model<T>::embed_forward(const int* tokens, int batch, int seq_len) {
+void Model<T>::set_shape(int batch, int seq_len) {
   BOOK_CHECK(batch >= 1 && batch <= max_batch_,
              "Model: batch " << batch << " is outside 1.." << max_batch_ << " (the max_batch it was built for)");
   BOOK_CHECK(seq_len >= 1 && seq_len <= config_.context,
              "Model: seq_len " << seq_len << " is outside 1.." << config_.context << " (the context)");
+  if (batch == batch_ && seq_len == seq_len_) return;
+  batch_ = batch;
+  seq_len_ = seq_len;
+  const std::size_t n = static_cast<std::size_t>(batch) * seq_len;
+  for (auto& v : stream_) v.resize(n * config_.d_model);
+  for (auto& v : stream_grad_) v.resize(n * config_.d_model);
+  for (auto& a : acts_) a.resize(config_, Shard{}, batch, seq_len);
+  lnf_.resize(n * config_.d_model);
+  lnf_mean_.resize(n);
+  lnf_rstd_.resize(n);
+  logits_.resize(n * config_.vocab_size);
+  probs_.resize(n * config_.vocab_size);
+}
+
+template <typename T>
+void Model<T>::embed_forward(const int* tokens, int batch, int seq_len) {
+  set_shape(batch, seq_len);
   const std::size_t n = static_cast<std::size_t>(batch) * seq_len;
   for (std::size_t i = 0; i < n; ++i)
     BOOK_CHECK(tokens[i] >= 0 && tokens[i] < config_.vocab_size,
                "Model: token " << tokens[i] << " at position " << i << " is outside the vocabulary 0.."
                                << config_.vocab_size - 1);
-  if (batch != batch_ || seq_len != seq_len_) {
-    batch_ = batch;
-    seq_len_ = seq_len;
-    for (auto& v : stream_) v.resize(n * config_.d_model);
-    for (auto& v : stream_grad_) v.resize(n * config_.d_model);
-    for (auto& a : acts_) a.resize(config_, Shard{}, batch, seq_len);
-    lnf_.resize(n * config_.d_model);
-    lnf_mean_.resize(n);
-    lnf_rstd_.resize(n);
-    logits_.resize(n * config_.vocab_size);
-    probs_.resize(n * config_.vocab_size);
-  }
   tokens_.assign(tokens, tokens + n);
   embedding_forward(tokens, batch, seq_len, p_.wte, p_.wpe, config_.d_model, stream_[0].data());
 }

@@ -36,6 +36,10 @@ class Model {
   /// Full backward after forward(): adds dLoss/dθ · loss_scale into grads(). Needs targets.
   void backward(T loss_scale = T(1));
 
+  /// Sizes the activations for `batch` × `seq_len` (checked against max_batch and context).
+  /// embed_forward calls it; a pipeline stage that starts mid-model calls it before filling
+  /// residual(first) with the activations it received.
+  void set_shape(int batch, int seq_len);
   /// Pipeline pieces, in order: embed_forward, layers_forward(0, L), head_forward.
   void embed_forward(const int* tokens, int batch, int seq_len);
   /// Runs layers [first, last): reads residual(first), writes residual(last).
