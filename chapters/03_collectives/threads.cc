@@ -32,12 +32,19 @@ class Aborted : public Error {
   using Error::Error;
 };
 
+// An eager message's copy of the payload, recycled through World::pool so that big messages do
+// not page-fault fresh memory on every send.
+struct Payload {
+  std::unique_ptr<std::byte[]> data;
+  std::size_t capacity = 0;
+};
+
 struct Message {
   int src = 0;
   int tag = 0;
   const std::byte* data = nullptr;
   std::size_t bytes = 0;
-  std::unique_ptr<std::byte[]> owned;  // eager send: the payload copy
+  Payload owned;                        // eager send: the payload copy
   std::atomic<bool>* copied = nullptr;  // rendezvous: set by the receiver once it has copied
 };
 
@@ -74,6 +81,26 @@ struct World {
   std::string abort_reason;
   std::unique_ptr<std::atomic<bool>[]> finished;  // per world rank: its body has returned
   std::map<std::string, std::shared_ptr<Group>> groups;  // split results, by name
+
+  Payload take(std::size_t bytes) {
+    {
+      std::lock_guard lock(pool_mutex);
+      for (auto it = pool.begin(); it != pool.end(); ++it)
+        if (it->capacity >= bytes) {
+          Payload p = std::move(*it);
+          pool.erase(it);
+          return p;
+        }
+    }
+    return {std::unique_ptr<std::byte[]>(new std::byte[bytes]), bytes};
+  }
+  void give_back(Payload p) {
+    if (!p.data) return;
+    std::lock_guard lock(pool_mutex);
+    pool.push_back(std::move(p));
+  }
+  std::mutex pool_mutex;
+  std::vector<Payload> pool;
 };
 
 class ThreadsCommunicator final : public Communicator {
@@ -96,10 +123,10 @@ class ThreadsCommunicator final : public Communicator {
     message->tag = tag;
     message->bytes = bytes;
     if (bytes) {
-      message->owned.reset(new std::byte[bytes]);
-      std::memcpy(message->owned.get(), data, bytes);
+      message->owned = world_->take(bytes);
+      std::memcpy(message->owned.data.get(), data, bytes);
     }
-    message->data = message->owned.get();
+    message->data = message->owned.data.get();
     post(dst, std::move(message));
   }
 
@@ -124,6 +151,7 @@ class ThreadsCommunicator final : public Communicator {
     }
     const std::size_t got = message->bytes;
     if (got == bytes && bytes) std::memcpy(data, message->data, bytes);
+    world_->give_back(std::move(message->owned));
     if (message->copied) {  // release the sender's buffer
       Mailbox& sender_box = *group_state_->boxes[src];
       std::lock_guard lock(sender_box.mutex);

@@ -1,0 +1,142 @@
+// The chapter's stage: an nccl-tests-style all-reduce table on the threads backend, naive vs tree
+// vs ring at every size, with this machine's memcpy bandwidth beside it.
+//
+//   bazel run -c opt //chapters/03_collectives:busbw                    # 1 KiB … 256 MiB
+//   bazel run -c opt //chapters/03_collectives:busbw -- --tour          # quick, with tour lines
+//   bazel run -c opt //chapters/03_collectives:busbw -- --trace /tmp/ring.json
+//   options: --ranks N (default 4), --max-mib M (default 256)
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "chapters/03_collectives/busbw_table.h"
+#include "chapters/03_collectives/threads.h"
+#include "chapters/03_collectives/trace.h"
+#include "common/table.h"
+#include "common/timer.h"
+
+namespace book::coll {
+namespace {
+
+// Seconds per all-reduce of `bytes` on `ranks` threads: one warm-up call, then `reps` timed
+// calls between two barriers, as rank 0 sees them (the last barrier waits for the slowest rank).
+double time_all_reduce(int ranks, std::size_t bytes, Algorithm algorithm, int reps) {
+  double seconds = 0;
+  run_ranks(ranks, [&](Communicator& comm) {
+    std::vector<float> data(bytes / sizeof(float), 1.0f + static_cast<float>(comm.rank()));
+    comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);
+    comm.barrier();
+    Timer timer;
+    for (int i = 0; i < reps; ++i) comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);
+    comm.barrier();
+    if (comm.rank() == 0) seconds = timer.seconds() / reps;
+  });
+  return seconds;
+}
+
+// Bytes one rank sends in one ring all-reduce of `bytes`, counted by the communicator.
+std::uint64_t ring_bytes_sent(int ranks, std::size_t bytes) {
+  std::uint64_t sent = 0;
+  run_ranks(ranks, [&](Communicator& comm) {
+    std::vector<float> data(bytes / sizeof(float), 1.0f);
+    comm.all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring);
+    if (comm.rank() == 1) sent = comm.counters().bytes_sent;
+  });
+  return sent;
+}
+
+void write_trace(int ranks, const std::string& path) {
+  Trace trace;
+  ThreadsOptions options;
+  options.trace = &trace;
+  const std::size_t count = (4u << 20) / sizeof(float);
+  run_ranks(ranks, [&](Communicator& comm) {
+    std::vector<float> data(count, 1.0f);
+    comm.all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring);  // warm the pages
+    comm.barrier();
+    comm.set_trace(&trace);
+    comm.all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring);
+    comm.set_trace(nullptr);
+  });
+  trace.write_json(path);
+  trace.write_table(path + ".tsv");
+  std::printf("wrote %s (open in https://ui.perfetto.dev) and %s.tsv (for gnuplot): %zu events, "
+              "a 4 MiB ring all-reduce on %d ranks\n",
+              path.c_str(), path.c_str(), trace.events().size(), ranks);
+}
+
+int run(int argc, char** argv) {
+  const bool tour = has_flag(argc, argv, "--tour");
+  const int ranks = std::stoi(flag_value(argc, argv, "--ranks", "4"));
+  const std::size_t max_bytes =
+      std::stoul(flag_value(argc, argv, "--max-mib", tour ? "1" : "256")) << 20;
+  const std::string trace_path = flag_value(argc, argv, "--trace", "");
+  if (!trace_path.empty()) write_trace(ranks, trace_path);
+
+  std::vector<std::size_t> sizes = size_sweep(1024, max_bytes, 4);
+  if (tour) sizes.push_back(64u << 20);  // the size the chapter's bandwidth claim is about
+  const std::size_t budget = tour ? (16u << 20) : (256u << 20);
+  Table table({"size", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
+               "busbw / memcpy"});
+  std::map<std::size_t, std::map<std::string, double>> busbw;
+  std::map<std::size_t, double> memcpy_at;
+  for (std::size_t bytes : sizes) {
+    const int reps = repetitions_for(bytes, budget);
+    const double copy = memcpy_gbs(bytes, std::max(3, reps));
+    memcpy_at[bytes] = copy;
+    table.add_row({format_bytes(bytes), "memcpy (1 thread)",
+                   fixed(static_cast<double>(bytes) / copy * 1e-3, 1), fixed(copy, 2),
+                   fixed(copy, 2), "1.00"});
+    const bool big_tour_size = tour && bytes > max_bytes;
+    for (Algorithm algo : {Algorithm::naive, Algorithm::tree, Algorithm::ring}) {
+      if (big_tour_size && algo != Algorithm::ring) continue;
+      std::fprintf(stderr, "[busbw] %d ranks, %s, %s x %d ...\n", ranks, format_bytes(bytes).c_str(),
+                   algorithm_name(algo), reps);
+      const double seconds = time_all_reduce(ranks, bytes, algo, reps);
+      const double alg = algbw_gbs(bytes, seconds);
+      const double bus = alg * all_reduce_bus_factor(ranks);
+      busbw[bytes][algorithm_name(algo)] = bus;
+      table.add_row({format_bytes(bytes), algorithm_name(algo), fixed(seconds * 1e6, 1),
+                     fixed(alg, 3), fixed(bus, 3), fixed(bus / copy, 2)});
+    }
+  }
+  std::printf("All-reduce (sum, f32) on %d ranks as threads; busbw = algbw x 2(N-1)/N = algbw x "
+              "%.2f (nccl-tests)\n\n%s\n",
+              ranks, all_reduce_bus_factor(ranks), table.markdown().c_str());
+  table.write_csv(results_dir() + "/03_busbw_threads.csv");
+  table.write_json(results_dir() + "/03_busbw_threads.json");
+
+  // The tree/ring crossover: the first size from which the ring is faster.
+  std::size_t crossover = 0;
+  for (auto& [bytes, by_algo] : busbw)
+    if (by_algo.count("tree") && by_algo["ring"] > by_algo["tree"]) {
+      crossover = bytes;
+      break;
+    }
+  if (crossover)
+    std::printf("tree/ring crossover: the ring is faster from %s on\n",
+                format_bytes(crossover).c_str());
+  else
+    std::printf("tree/ring crossover: the tree was faster at every size measured\n");
+
+  const std::uint64_t sent = ring_bytes_sent(ranks, 1u << 20);
+  std::printf("tour: 03 | ring all-reduce bytes sent per rank (N=%d, 1 MiB) | %.2f MiB = "
+              "2(N-1)/N·S | 2(N-1)/N·S\n",
+              ranks, static_cast<double>(sent) / (1u << 20));
+  const std::size_t big = sizes.back();
+  std::printf("tour: 03 | ring all-reduce busbw vs 1-thread memcpy (N=%d threads, %s) | %.2f GB/s "
+              "= %.2f x memcpy %.2f GB/s | busbw approaches the link (here: memory) bandwidth\n",
+              ranks, format_bytes(big).c_str(), busbw[big]["ring"],
+              busbw[big]["ring"] / memcpy_at[big], memcpy_at[big]);
+  std::printf("tour: 03 | tree/ring all-reduce crossover (N=%d threads) | %s | trees win small "
+              "(latency), rings win large (bandwidth)\n",
+              ranks, crossover ? ("ring faster from " + format_bytes(crossover)).c_str()
+                               : "tree faster at all sizes");
+  return 0;
+}
+
+}  // namespace
+}  // namespace book::coll
+
+int main(int argc, char** argv) { return book::coll::run(argc, argv); }
