@@ -25,6 +25,7 @@ void macro_kernel(const Problem& pr, const KernelSpec& ks, int ic, int mc, int j
       const float* a_panel = pa + static_cast<std::size_t>(ir) * kc;
       const int rows = std::min(ks.mr, mc - ir);
       float* c_tile = pr.c + (ic + ir) * pr.ldc + jc + jr;
+      //! [edges]
       if (rows == ks.mr && cols == ks.nr) {
         ks.fn(kc, a_panel, b_panel, c_tile, pr.ldc, pr.alpha, beta);
         continue;
@@ -36,6 +37,7 @@ void macro_kernel(const Problem& pr, const KernelSpec& ks, int ic, int mc, int j
           const float product = pr.alpha * tile[i * ks.nr + j];
           out = beta == 0.0f ? product : product + beta * out;
         }
+      //! [edges]
     }
   }
 }
@@ -53,6 +55,7 @@ void five_loops(const Problem& pr, const KernelSpec& ks, int threads) {
 
   // Thread t owns a contiguous range of rows of C, a whole number of MR panels, and packs its own
   // blocks of A; all threads pack slices of the shared B block, with a barrier on either side.
+  //! [thread-split]
   auto worker = [&](int t) {
     const int row_begin = row_panels * t / threads * ks.mr;
     const int row_end = std::min(pr.m, row_panels * (t + 1) / threads * ks.mr);
@@ -81,6 +84,7 @@ void five_loops(const Problem& pr, const KernelSpec& ks, int threads) {
   std::vector<std::jthread> team;
   for (int t = 1; t < threads; ++t) team.emplace_back(worker, t);
   worker(0);
+  //! [thread-split]
 }
 
 }  // namespace detail

@@ -23,6 +23,7 @@ void kernel_6x16_avx2(int kc, const float* __restrict a, const float* __restrict
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 15), _MM_HINT_T0);  // if unaligned
   }
+  //! [avx2-kernel]
 #pragma GCC unroll 4
   for (int p = 0; p < kc; ++p) {
     const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
@@ -35,6 +36,7 @@ void kernel_6x16_avx2(int kc, const float* __restrict a, const float* __restrict
     a += 6;
     b += 16;
   }
+  //! [avx2-kernel]
   const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
 #pragma GCC unroll 6
   for (int i = 0; i < 6; ++i) {

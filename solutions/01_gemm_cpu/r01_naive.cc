@@ -5,6 +5,7 @@ namespace book::gemm {
 
 void matmul_naive(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
                   int ldc) {
+  //! [naive]
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) {
       float sum = 0.0f;
@@ -12,6 +13,7 @@ void matmul_naive(int m, int n, int k, const float* a, int lda, const float* b, 
       // time.
       for (int p = 0; p < k; ++p) sum += a[i * lda + p] * b[p * ldb + j];
       c[i * ldc + j] = sum;
+  //! [naive]
     }
 }
 

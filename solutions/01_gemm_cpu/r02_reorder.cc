@@ -9,6 +9,7 @@ namespace book::gemm {
 
 void matmul_reorder(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
                     int ldc) {
+  //! [reorder]
   for (int i = 0; i < m; ++i) {
     float* __restrict c_row = c + i * ldc;
     std::fill(c_row, c_row + n, 0.0f);
@@ -16,6 +17,7 @@ void matmul_reorder(int m, int n, int k, const float* a, int lda, const float* b
       const float a_ip = a[i * lda + p];
       const float* __restrict b_row = b + p * ldb;
       for (int j = 0; j < n; ++j) c_row[j] += a_ip * b_row[j];
+  //! [reorder]
     }
   }
 }

@@ -21,6 +21,7 @@ void matmul_five_loops(int m, int n, int k, const float* a, int lda, const float
   const Problem pr = plain(m, n, k, a, lda, b, ldb, c, ldc);
   AlignedBuffer<float> pb(static_cast<std::size_t>(ks.kc) * (ks.nc + nr));
   AlignedBuffer<float> pa(static_cast<std::size_t>(ks.kc) * (ks.mc + mr));
+  //! [five-loops]
   for (int jc = 0; jc < n; jc += ks.nc) {  // loop 5: NC columns
     const int nc = std::min(ks.nc, n - jc);
     for (int pc = 0; pc < k; pc += ks.kc) {  // loop 4: KC depth
@@ -45,6 +46,7 @@ void matmul_five_loops(int m, int n, int k, const float* a, int lda, const float
       }
     }
   }
+  //! [five-loops]
 }
 
 }  // namespace book::gemm
