@@ -55,7 +55,9 @@ TEST(AllReduce, NaiveRootCarriesEverythingTreeMovesTwoSPerEdge) {
     EXPECT_EQ(naive[0].bytes_received, (n - 1) * bytes) << "N=" << n;
     std::uint64_t tree_total = 0;
     for (int r = 0; r < n; ++r) {
-      if (r > 0) EXPECT_EQ(naive[r].bytes_sent, bytes) << "N=" << n << " rank " << r;
+      if (r > 0) {
+        EXPECT_EQ(naive[r].bytes_sent, bytes) << "N=" << n << " rank " << r;
+      }
       tree_total += tree[r].bytes_sent;
     }
     // A tree over N ranks has N-1 edges; each carries S up (reduce) and S down (broadcast).
