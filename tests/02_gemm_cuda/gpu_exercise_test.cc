@@ -1,0 +1,27 @@
+// Graded where there is a GPU: the exercise kernels (rungs 3, 5, 8) against the double
+// reference at awkward sizes, C poisoned with NaN. Skips without a GPU, and is "not started"
+// while the launcher is a stub.
+#include "common/testing/exercise.h"
+#include "common/testing/gpu.h"
+#include "tests/02_gemm_cuda/gpu_checks.h"
+
+namespace book::gemm_cuda {
+namespace {
+
+EXERCISE_TEST("cuda_gemm.shared_tile", SharedTileKernel, MatchesTheDoubleReference) {
+  BOOK_REQUIRE_GPU();
+  testing::expect_rung_correct("shared_tile");
+}
+
+EXERCISE_TEST("cuda_gemm.register_2d", Register2dKernel, MatchesTheDoubleReference) {
+  BOOK_REQUIRE_GPU();
+  testing::expect_rung_correct("register_2d");
+}
+
+EXERCISE_TEST("cuda_gemm.wmma", WmmaKernel, MatchesTheDoubleReference) {
+  BOOK_REQUIRE_GPU();
+  testing::expect_rung_correct("wmma_bf16");
+}
+
+}  // namespace
+}  // namespace book::gemm_cuda
