@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "chapters/12_dynamic_programming/brute_force.h"
+#include "chapters/12_dynamic_programming/explain_tables.h"
 #include "chapters/12_dynamic_programming/robbers_stocks.h"
 #include "common/check.h"
 
@@ -68,6 +69,46 @@ TEST(BruteForce, SmallKnownAnswers) {
   EXPECT_EQ(brute::coin_change({2}, 3), -1);
   EXPECT_EQ(brute::min_distance("horse", "ros"), 3);
   EXPECT_EQ(brute::longest_palindrome("babad"), "bab");
+}
+
+TEST(Explain, TablesHoldTheTextbookCells) {
+  const auto e115 = explain::fill(explain::parse({"115", "rabbbit", "rabbit"}));
+  EXPECT_EQ(e115.answer, "3");
+  ASSERT_EQ(e115.table.rows().size(), 8u) << "rows: the empty prefix and 7 letters";
+  EXPECT_EQ(e115.table.rows()[4][4], "2") << "dp[4][3]: \"rabb\" contains \"rab\" twice";
+  EXPECT_EQ(explain::fill(explain::parse({"72", "horse", "ros"})).answer, "3");
+  EXPECT_EQ(explain::fill(explain::parse({"1143", "abcde", "ace"})).answer, "3");
+  EXPECT_EQ(explain::fill(explain::parse({"416", "1", "5", "11", "5"})).answer, "true");
+  EXPECT_EQ(explain::fill(explain::parse({"416", "1", "2", "4"})).answer, "false") << "odd total";
+  EXPECT_EQ(explain::fill(explain::parse({"322", "11", "1", "2", "5"})).answer, "3");
+  EXPECT_EQ(explain::fill(explain::parse({"322", "3", "2"})).answer, "-1");
+  EXPECT_EQ(explain::fill(explain::parse({"300", "10", "9", "2", "5", "3", "7", "101", "18"})).answer, "4");
+  EXPECT_EQ(explain::fill(explain::parse({"5", "babad"})).answer, "\"bab\"");
+  EXPECT_EQ(explain::fill(explain::parse({"5", ""})).answer, "\"\"") << "the empty string";
+}
+
+TEST(Explain, BadArgumentsSayWhatIsWrong) {
+  auto message = [](const std::vector<std::string>& args) {
+    try {
+      explain::parse(args);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_NE(message({}).find("no problem"), std::string::npos);
+  EXPECT_NE(message({"999"}).find("pick one of"), std::string::npos);
+  EXPECT_NE(message({"abc"}).find("must be an integer"), std::string::npos);
+  EXPECT_NE(message({"115", "rabbbit"}).find("takes 2"), std::string::npos);
+  EXPECT_NE(message({"115", std::string(41, 'a'), "a"}).find("at most 40"), std::string::npos);
+  EXPECT_NE(message({"416", "1", "x"}).find("must be an integer"), std::string::npos);
+  EXPECT_NE(message({"416", "0", "2"}).find("[1, 100]"), std::string::npos);
+  EXPECT_NE(message({"416", "100", "100", "100", "100", "100", "100", "100"}).find("columns"), std::string::npos);
+  EXPECT_NE(message({"322", "11"}).find("at least one coin"), std::string::npos);
+  EXPECT_NE(message({"322", "301", "1"}).find("amount"), std::string::npos);
+  EXPECT_NE(message({"322", "5", "0"}).find("positive"), std::string::npos);
+  EXPECT_NE(message({"300"}).find("1 to 40"), std::string::npos);
+  EXPECT_FALSE(explain::usage().empty());
 }
 
 }  // namespace
