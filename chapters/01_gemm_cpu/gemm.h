@@ -24,8 +24,8 @@ void matmul_reorder(int m, int n, int k, const float* a, int lda, const float* b
 void matmul_blocked(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
                     int ldc);
 
-/// gemm.04: a 6×16 register-blocked micro-kernel with AVX2 FMA intrinsics, reading A and B in
-/// place.
+/// gemm.04: a 6×16 register-blocked micro-kernel with AVX2 FMA intrinsics, over blocks of 256 steps
+/// of k, reading A and B in place.
 void matmul_microkernel(int m, int n, int k, const float* a, int lda, const float* b, int ldb,
                         float* c, int ldc);
 
