@@ -3,6 +3,7 @@
 // Trains the tiny GPT on 3-digit addition for a few minutes on the CPU, printing a progress line
 // every few steps (loss, tokens/s, MFU against chapter 1's measured FP32 peak), then the
 // validation loss and the task accuracy; writes a checkpoint and the loss curve (CSV + PNG).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -23,7 +24,8 @@ using namespace book::train;
 
 struct Args {
   bool tour = false;
-  std::int64_t steps = 2500;
+  std::int64_t steps = 3000;
+  int digits = 3;
   Precision precision = Precision::kFP32;
 };
 
@@ -36,8 +38,11 @@ Args parse(int argc, char** argv) {
       return argv[++i];
     };
     if (a == "--tour") {
-      args.tour = true;
-      args.steps = 500;
+      args.tour = true;  // about 30-60 s on 2 cores: 2-digit addition learns in a few hundred steps
+      args.steps = 800;
+      args.digits = 2;
+    } else if (a == "--digits") {
+      args.digits = std::stoi(value());
     } else if (a == "--steps") {
       args.steps = std::stoll(value());
     } else if (a == "--precision") {
@@ -45,7 +50,7 @@ Args parse(int argc, char** argv) {
       BOOK_CHECK(p == "fp32" || p == "bf16" || p == "fp16", "--precision must be fp32, bf16 or fp16, got " << p);
       args.precision = p == "fp32" ? Precision::kFP32 : p == "bf16" ? Precision::kBF16 : Precision::kFP16;
     } else {
-      BOOK_CHECK(false, "unknown argument " << a << " (use --tour, --steps N, --precision fp32|bf16|fp16)");
+      BOOK_CHECK(false, "unknown argument " << a << " (use --tour, --steps N, --digits D, --precision fp32|bf16|fp16)");
     }
   }
   BOOK_CHECK(args.steps >= 10, "--steps must be >= 10, got " << args.steps);
@@ -56,7 +61,7 @@ void plot(const std::string& csv, const std::string& png) {
   const std::string script = "set terminal pngcairo size 800,480; set output '" + png +
                              "'; set datafile separator ','; set key top right; set logscale y;"
                              " set xlabel 'optimizer step'; set ylabel 'cross-entropy (nats)';"
-                             " set title 'Tiny GPT on 3-digit addition'; plot '" + csv +
+                             " set title 'Tiny GPT on addition'; plot '" + csv +
                              "' using 1:2 skip 1 with lines title 'train loss', '" + csv +
                              "' using 1:3 skip 1 with linespoints title 'validation loss'";
   const std::string command = "gnuplot -e \"" + script + "\" 2>/dev/null";
@@ -74,17 +79,23 @@ int main(int argc, char** argv) try {
   options.model.n_layer = 2;
   options.model.n_head = 4;
   options.model.d_model = 64;
-  options.digits = 3;
+  options.digits = args.digits;
   options.micro_batch = 32;
   options.accumulation = 2;
   options.total_steps = args.steps;
   options.warmup_steps = std::max<std::int64_t>(10, args.steps / 20);
   options.precision = args.precision;
   Trainer trainer(options);
+  std::int64_t limit = 1;  // 10^digits
+  for (int i = 0; i < args.digits; ++i) limit *= 10;
+  const std::int64_t ex_a = 123456 % limit, ex_b = 654321 % limit;  // "123+456" for 3 digits
   const Config& config = trainer.options().model;
   const int threads = book::gemm::sgemm_threads() ? book::gemm::sgemm_threads()
                                                   : static_cast<int>(std::thread::hardware_concurrency());
-  const double peak = book::gemm::measure_fp32_peak_gflops(threads);
+  // Measured now and again after training; the larger is used, because on a shared machine a
+  // measurement taken while another process runs comes out low (and would inflate the MFU).
+  const double peak_before = book::gemm::measure_fp32_peak_gflops(threads);
+  double peak = peak_before;
   const double flops_per_token = config.training_flops_per_token(trainer.task().model_context());
 
   std::cout << "# Chapter 4: a tiny GPT trained on the CPU\n\n"
@@ -93,13 +104,13 @@ int main(int argc, char** argv) try {
             << config.parameter_count() << " parameters (N = " << config.matmul_parameter_count()
             << " in matrix products)\n"
             << "task:       " << trainer.task().digits() << "-digit addition, e.g. "
-            << AdditionTask::to_text(trainer.task().encode(123, 456)) << " (sum reversed)\n"
+            << AdditionTask::to_text(trainer.task().encode(ex_a, ex_b)) << " (sum reversed)\n"
             << "step:       " << options.micro_batch << " sequences x " << options.accumulation
             << " micro-batches = " << trainer.tokens_per_step() << " tokens, " << precision_name(args.precision)
             << ", AdamW, warm-up " << options.warmup_steps << " + cosine to step " << args.steps << "\n"
             << "FLOPs:      6N + 12·L·C·T = " << book::fixed(flops_per_token / 1e6, 3) << " MFLOP per token\n"
-            << "peak:       " << book::fixed(peak, 1) << " GFLOP/s FP32 on " << threads
-            << " threads (chapter 1's FMA measurement)\n\n";
+            << "peak:       " << book::fixed(peak_before, 1) << " GFLOP/s FP32 on " << threads
+            << " threads (chapter 1's FMA measurement; measured again at the end)\n\n";
 
   const float initial_val = trainer.validation_loss(8);
   book::Table curve({"step", "train_loss", "val_loss", "lr", "grad_norm", "tokens_per_s"});
@@ -126,6 +137,8 @@ int main(int argc, char** argv) try {
     }
   }
   const double seconds = total.seconds();
+  const double peak_after = book::gemm::measure_fp32_peak_gflops(threads);
+  peak = std::max(peak_before, peak_after);
   const double tokens_per_s = args.steps * trainer.tokens_per_step() / seconds;
   const double mfu = tokens_per_s * flops_per_token / (peak * 1e9);
   const float final_val = trainer.validation_loss(16);
@@ -136,11 +149,14 @@ int main(int argc, char** argv) try {
             << "trained:    " << args.steps << " steps in " << book::fixed(seconds, 1) << " s (incl. evaluation), "
             << book::fixed(tokens_per_s, 0) << " tokens/s, MFU " << book::fixed(100 * mfu, 1) << "%"
             << (skipped ? ", " + std::to_string(skipped) + " steps skipped by the loss scaler" : "") << "\n"
+            << "peak:       " << book::fixed(peak_before, 1) << " GFLOP/s before, " << book::fixed(peak_after, 1)
+            << " after; MFU uses " << book::fixed(peak, 1) << " (the progress lines used the first)\n"
             << "val loss:   " << book::fixed(initial_val, 4) << " at init (ln 10 = 2.3026 is a uniform guess over digits) -> "
             << book::fixed(final_val, 4) << "\n"
             << "accuracy:   " << book::fixed(100 * val_accuracy, 1) << "% of 1000 validation sums exactly right ("
             << book::fixed(100 * train_accuracy, 1) << "% on training pairs; chance is 0.01%)\n"
-            << "example:    123+456 -> " << trainer.answer(123, 456) << ", 999+1 -> " << trainer.answer(999, 1) << "\n";
+            << "example:    " << ex_a << "+" << ex_b << " -> " << trainer.answer(ex_a, ex_b) << ", " << limit - 1
+            << "+1 -> " << trainer.answer(limit - 1, 1) << "\n";
 
   const MemoryReport memory = trainer.memory();
   const std::string dir = book::results_dir();
@@ -160,7 +176,7 @@ int main(int argc, char** argv) try {
   std::cout << "tour: 04 | val loss of the tiny GPT, " << args.steps << " steps (" << book::fixed(seconds, 0)
             << " s) | " << book::fixed(initial_val, 2) << " -> " << book::fixed(final_val, 3)
             << " nats | the loss falls: the model learns\n"
-            << "tour: 04 | exact-sum accuracy, 3-digit addition, 1000 held-out sums | "
+            << "tour: 04 | exact-sum accuracy, " << args.digits << "-digit addition, 1000 held-out sums | "
             << book::fixed(100 * val_accuracy, 1) << "% | well above chance (0.01%)\n"
             << "tour: 04 | model state per parameter, mixed-precision AdamW (" << mixed.parameters << " params) | "
             << book::fixed(mixed.state_bytes_per_parameter(), 2) << " B/param | ~16 bytes per parameter (2+2+4+4+4)\n"
