@@ -46,8 +46,9 @@ void run_square(benchmark::State& state,
     benchmark::DoNotOptimize(c.data());
     benchmark::ClobberMemory();
   }
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(2e-9 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
+  // Printed with an SI prefix, e.g. "FLOP/s=56.7G/s".
+  state.counters["FLOP/s"] =
+      benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // Prints, after the usual console output, each benchmark's GFLOP/s as a ratio to OpenBLAS on one
@@ -60,11 +61,12 @@ class RatioReporter : public benchmark::ConsoleReporter {
       if (run.error_occurred) continue;
       const std::string name = run.benchmark_name();
       const auto slash = name.find('/');
-      const auto it = run.counters.find("GFLOP/s");
+      const auto it = run.counters.find("FLOP/s");
       const auto slash2 = name.find('/', slash + 1);
       if (slash == std::string::npos || it == run.counters.end()) continue;
       results_.push_back({name.substr(0, slash),
-                          std::stoi(name.substr(slash + 1, slash2 - slash - 1)), it->second.value});
+                          std::stoi(name.substr(slash + 1, slash2 - slash - 1)),
+                          it->second.value * 1e-9});
     }
   }
   void Finalize() override {
