@@ -55,6 +55,7 @@ void block_forward(const Config& config, const BlockTensors<T>& w, const Shard& 
              "block_forward: activations are not sized for this batch and shard; call resize()");
 
   layernorm_forward(x, w.ln1_gain, w.ln1_bias, n, c, a.ln1.data(), a.ln1_mean.data(), a.ln1_rstd.data());
+//! [tensor_parallel_attention]
   // Column-parallel: this shard's columns of W_qkv, one block each for q, k and v.
   for (int part = 0; part < 3; ++part) {
     const int col = part * c + s.head_begin * hs;
@@ -67,6 +68,7 @@ void block_forward(const Config& config, const BlockTensors<T>& w, const Shard& 
   linear_forward(a.att_out.data(), n, width, w.w_out + static_cast<std::size_t>(s.head_begin) * hs * c,
                  c, s.head_begin == 0 ? w.b_out : nullptr, c, partial.data(), c);
   if (reduce) reduce(partial.data(), partial.size());
+//! [tensor_parallel_attention]
   for (std::size_t i = 0; i < partial.size(); ++i) a.residual[i] = x[i] + partial[i];
 
   layernorm_forward(a.residual.data(), w.ln2_gain, w.ln2_bias, n, c, a.ln2.data(), a.ln2_mean.data(),

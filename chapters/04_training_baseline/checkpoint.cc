@@ -57,6 +57,7 @@ void CheckpointWriter::write_atomically(const std::string& path) const {
   file.insert(file.end(), payload.begin(), payload.end());
   put<std::uint64_t>(file, fnv1a64(payload));
 
+//! [atomic_write]
   const std::string temp = path + ".tmp";
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   BOOK_CHECK(fd >= 0, "cannot write checkpoint " << temp << ": " << std::strerror(errno));
@@ -82,6 +83,7 @@ void CheckpointWriter::write_atomically(const std::string& path) const {
   if (const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY); dir >= 0) {
     ::fsync(dir);
     ::close(dir);
+//! [atomic_write]
   }
 }
 

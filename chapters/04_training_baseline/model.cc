@@ -130,12 +130,14 @@ void Model<T>::embed_backward() {
                      g_.wte, g_.wpe);
 }
 
+//! [model_forward]
 template <typename T>
 T Model<T>::forward(const int* tokens, const int* targets, int batch, int seq_len) {
   embed_forward(tokens, batch, seq_len);
   layers_forward(0, config_.n_layer);
   return head_forward(targets);
 }
+//! [model_forward]
 
 template <typename T>
 void Model<T>::backward(T loss_scale) {

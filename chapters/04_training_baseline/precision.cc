@@ -16,6 +16,7 @@ const char* precision_name(Precision precision) {
   return "?";
 }
 
+//! [bf16_rounding]
 std::uint16_t float_to_bf16(float value) {
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
   // NaN first: rounding could carry a NaN's low payload bits into an infinity's pattern.
@@ -24,6 +25,7 @@ std::uint16_t float_to_bf16(float value) {
   // into the exponent is right (it rounds up to the next binade, or to inf past the max).
   const std::uint32_t lsb = (bits >> 16) & 1u;
   return static_cast<std::uint16_t>((bits + 0x7fffu + lsb) >> 16);
+//! [bf16_rounding]
 }
 
 float bf16_to_float(std::uint16_t bits) {

@@ -77,6 +77,7 @@ StepResult Trainer::step() {
   }
   result.loss = static_cast<float>(loss_sum / options_.accumulation);
 
+//! [mixed_precision_step]
   std::span<float> grads = model_.grads().span();
   if (mixed()) {
     // The gradients as 16-bit storage would hold them: FP16 overflows past 65504 and flushes
@@ -94,6 +95,7 @@ StepResult Trainer::step() {
     }
   }
   result.grad_norm = clip_global_norm(grads, options_.clip_norm);
+//! [mixed_precision_step]
 
   ++adam_step_;
   float* weights = master();
@@ -204,7 +206,7 @@ void Trainer::load(const std::string& path) {
   if (mixed()) refresh_low_weights();
 }
 
-MemoryReport Trainer::memory() const {
+MemoryReport Trainer::memory() {
   MemoryReport r;
   r.parameters = static_cast<std::int64_t>(model_.layout().total());
   const std::size_t n = model_.layout().total();
@@ -218,6 +220,7 @@ MemoryReport Trainer::memory() const {
     r.master_weights = n * sizeof(float);
     r.fp32_grads = n * sizeof(float);
   }
+  model_.set_shape(options_.micro_batch, task_.model_context());  // evaluation may have shrunk it
   r.activations = model_.activation_bytes();
   return r;
 }

@@ -82,7 +82,8 @@ class Trainer {
 
   std::int64_t steps_done() const { return step_; }                    ///< optimizer steps so far
   std::int64_t tokens_per_step() const;                                ///< model positions per step
-  MemoryReport memory() const;                                         ///< buffer bytes
+  /// Bytes of every buffer, activations sized for one training micro-batch.
+  MemoryReport memory();
   Model<float>& model() { return model_; }                             ///< the model
   const AdditionTask& task() const { return task_; }                   ///< the data
   const TrainOptions& options() const { return options_; }             ///< the options

@@ -379,5 +379,17 @@ TEST(Memory, MixedPrecisionAdamHoldsSixteenBytesPerParameter) {
   EXPECT_EQ(m.state_bytes_per_parameter(), 16.0);
 }
 
+TEST(Memory, ActivationsFollowTheCountedFormula) {
+  // Per token, per layer: LN1 out C + QKV 3C + attention output C + residual C + LN2 out C +
+  // MLP 4C pre- and 4C post-GELU = 15C, the attention probabilities H·T, and 2 LayerNorms' mean
+  // and rstd (4). Plus the residual stream at L+1 boundaries, the final LayerNorm (C + 2) and
+  // logits and probabilities (2V). FP32: 4 bytes each.
+  TrainOptions o = small_options();  // d_model 16, 2 heads, 2 layers, 2-digit addition
+  Trainer trainer(o);
+  const std::int64_t c = 16, h = 2, l = 2, v = 12, t = trainer.task().model_context(), b = o.micro_batch;
+  const std::int64_t floats_per_token = l * (15 * c + h * t + 4) + (l + 1) * c + (c + 2) + 2 * v;
+  EXPECT_EQ(trainer.memory().activations, static_cast<std::size_t>(4 * b * t * floats_per_token));
+}
+
 }  // namespace
 }  // namespace book::train
