@@ -120,8 +120,15 @@ void write_plot(const std::vector<Row>& rows, const std::vector<std::string>& se
        << "set title 'CPU GEMM ladder (FP32): GFLOP/s per rung and size'\n"
        << "set xlabel 'n (m = n = k)'\nset ylabel 'GFLOP/s (log scale)'\nset logscale xy 2\n"
        << "set logscale y 10\nset key outside right\nset grid\n"
-       << "plot for [i=0:" << series.size() - 1 << "] '" << data
-       << "' index i using 1:2 with linespoints lw 2 title columnheader(1)\n";
+       // The peers dashed in black and grey, the rungs in nine distinct colours.
+       << "set linetype 1 lc rgb 'black' dt 2 pt 7\nset linetype 2 lc rgb '#777777' dt 2 pt 7\n";
+    const char* colours[] = {"#e41a1c", "#ff7f00", "#c9b400", "#4daf4a", "#00a0a0",
+                             "#377eb8", "#984ea3", "#f781bf", "#a65628"};
+    for (int i = 0; i < 9; ++i)
+      gp << "set linetype " << i + 3 << " lc rgb '" << colours[i] << "' dt 1 pt " << (i % 6) + 1
+         << "\n";
+    gp << "plot for [i=0:" << series.size() - 1 << "] '" << data
+       << "' index i using 1:2 with linespoints lt (i+1) lw 2 title columnheader(1)\n";
   }
   if (std::system("command -v gnuplot > /dev/null 2>&1") != 0) {
     std::cout << "gnuplot not found (apt-get install gnuplot-nox): plot skipped; data in " << data
