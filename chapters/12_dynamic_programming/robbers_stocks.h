@@ -10,11 +10,13 @@
 namespace book::dp {
 
 /// LeetCode 198, House Robber: the largest sum of `nums` with no two adjacent houses taken.
-/// Exercise dp.198. Requires 0 <= nums[i] <= 400 and at most 100 houses; 0 for no houses.
+/// Requires 0 <= nums[i] <= 400 and at most 100 houses; 0 for no houses.
+/// \exercise{dp.198}
 int rob(const std::vector<int>& nums);
 
 /// LeetCode 213, House Robber II: as rob(), with the houses in a circle (first and last are
-/// adjacent). Exercise dp.213. Same limits as rob(); one house is taken alone.
+/// adjacent). Same limits as rob(); one house is taken alone.
+/// \exercise{dp.213}
 int rob_circular(const std::vector<int>& nums);
 
 /// A binary-tree node for LeetCode 337 (children owned by their parent).
@@ -31,33 +33,37 @@ struct TreeNode {
 std::unique_ptr<TreeNode> build_tree(const std::vector<std::optional<int>>& level_order);
 
 /// LeetCode 337, House Robber III: the largest sum of node values with no parent and child both
-/// taken. Exercise dp.337. Null is the empty tree (0). Requires 0 <= val <= 10^4, at most 10^4
+/// taken. Null is the empty tree (0). Requires 0 <= val <= 10^4, at most 10^4
 /// nodes.
+/// \exercise{dp.337}
 int rob_tree(const TreeNode* root);
 
 // The six stock problems share their input: `prices[i]` is the price on day i (0 <= price <=
 // 10^4, at most 3 · 10^4 days); one share is held at most; an empty list earns 0.
 
 /// LeetCode 121: the best profit from at most one buy followed by one later sell (0 if none pays).
-/// Exercise dp.121.
+/// \exercise{dp.121}
 int max_profit_one(const std::vector<int>& prices);
 
 /// LeetCode 122: the best profit from any number of transactions, holding at most one share.
-/// Exercise dp.122.
+/// \exercise{dp.122}
 int max_profit_many(const std::vector<int>& prices);
 
-/// LeetCode 123: the best profit from at most two transactions. Exercise dp.123.
+/// LeetCode 123: the best profit from at most two transactions.
+/// \exercise{dp.123}
 int max_profit_two(const std::vector<int>& prices);
 
-/// LeetCode 188: the best profit from at most `k` transactions (k >= 0). Exercise dp.188.
+/// LeetCode 188: the best profit from at most `k` transactions (k >= 0).
+/// \exercise{dp.188}
 int max_profit_k(int k, const std::vector<int>& prices);
 
 /// LeetCode 309: the best profit from any number of transactions with a one-day cooldown after
-/// each sell. Exercise dp.309.
+/// each sell.
+/// \exercise{dp.309}
 int max_profit_cooldown(const std::vector<int>& prices);
 
 /// LeetCode 714: the best profit from any number of transactions, paying `fee` per transaction.
-/// Exercise dp.714.
+/// \exercise{dp.714}
 int max_profit_fee(const std::vector<int>& prices, int fee);
 
 }  // namespace book::dp

@@ -32,6 +32,7 @@ bool can_i_win(int max_choosable_integer, int desired_total) {
   return wins(wins, 0, desired_total);
 }
 
+//! [count_arrangement]
 // count[mask] = ways to fill positions 1..popcount(mask) with exactly the numbers in mask; the
 // next position takes any unused number that divides it or that it divides.
 int count_arrangement(int n) {
@@ -46,6 +47,7 @@ int count_arrangement(int n) {
   }
   return count[(1u << n) - 1];
 }
+//! [count_arrangement]
 
 // Fill the groups one after another: fill[mask] = how full the current group is after using the
 // numbers in mask (-1: unreachable). A number fits if it does not overflow the current group.

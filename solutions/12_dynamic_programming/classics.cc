@@ -39,6 +39,7 @@ bool is_match_wildcard(const std::string& s, const std::string& p) {
   return match[n][m];
 }
 
+//! [super_egg_drop]
 // Turn the question round: with t drops and k eggs, how many floors can be settled? One drop
 // splits them into the floors below (t-1 drops, k-1 eggs: it broke), above (t-1, k: it did not),
 // and itself: f(t, k) = f(t-1, k-1) + f(t-1, k) + 1, whose solution is sum_{i=1..k} C(t, i).
@@ -63,6 +64,7 @@ int super_egg_drop(int k, int n) {
   }
   return lo;
 }
+//! [super_egg_drop]
 
 // Sort jobs by end time; best[i] = most profit from the first i jobs = max(best[i-1] (skip job
 // i-1), profit + best[p]) where p = how many jobs end by its start (binary search on the ends).

@@ -40,6 +40,7 @@ int minimum_delete_sum(const std::string& s1, const std::string& s2) {
   return dp[s2.size()];
 }
 
+//! [min_distance]
 // dp[i][j] = edits turning the first i of word1 into the first j of word2: equal last letters ?
 // dp[i-1][j-1] : 1 + min(dp[i-1][j-1] (replace), dp[i-1][j] (delete), dp[i][j-1] (insert)).
 // It counts operations, so the equal case COPIES the diagonal; 115 counts ways, so it ADDS.
@@ -58,6 +59,7 @@ int min_distance(const std::string& word1, const std::string& word2) {
   }
   return dp[word2.size()];
 }
+//! [min_distance]
 
 // ok[i][j] = the first i of s1 and the first j of s2 interleave into the first i+j of s3: the
 // last character of that prefix came from s1 (ok[i-1][j]) or from s2 (ok[i][j-1]).

@@ -7,6 +7,7 @@
 
 namespace book::dp {
 
+//! [can_partition]
 // 0/1 knapsack of feasibility: reachable[c] = some subset of the items so far sums to c. Items
 // outer, capacity descending: reachable[c - x] must still describe the subsets WITHOUT item x.
 bool can_partition(const std::vector<int>& nums) {
@@ -18,6 +19,7 @@ bool can_partition(const std::vector<int>& nums) {
     for (int c = total / 2; c >= x; --c) reachable[c] = reachable[c] || reachable[c - x];
   return reachable[total / 2];
 }
+//! [can_partition]
 
 // Every smashing order ends as (sum of one side) - (sum of the other), so it is 416's knapsack:
 // the heaviest subset not above total/2 is one side; the answer is total - 2 · that.
@@ -55,6 +57,7 @@ int find_max_form(const std::vector<std::string>& strs, int m, int n) {
   return dp[m][n];
 }
 
+//! [change]
 // Unbounded knapsack of ways, coins OUTER: each coin's uses are added in one block, so a multiset
 // is counted once, in coin order. Capacity ascends because a coin may be reused.
 std::uint64_t change(int amount, const std::vector<int>& coins) {
@@ -64,7 +67,9 @@ std::uint64_t change(int amount, const std::vector<int>& coins) {
     for (int c = coin; c <= amount; ++c) ways[c] += ways[c - coin];
   return ways[amount];
 }
+//! [change]
 
+//! [combination_sum4]
 // Capacity OUTER: ways[t] = sum over the LAST number x of ways[t - x], so every order of the same
 // multiset is a different sequence: permutations.
 std::uint64_t combination_sum4(const std::vector<int>& nums, int target) {
@@ -75,6 +80,7 @@ std::uint64_t combination_sum4(const std::vector<int>& nums, int target) {
       if (x <= t) ways[t] += ways[t - x];
   return ways[target];
 }
+//! [combination_sum4]
 
 // Unbounded knapsack of a minimum: fewest[c] = min over coins of fewest[c - coin] + 1. The order
 // of the loops does not matter for a minimum (no counting), only that capacity ascends.

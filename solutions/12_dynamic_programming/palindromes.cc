@@ -56,6 +56,7 @@ int min_insertions(const std::string& s) {
   return static_cast<int>(s.size()) - longest_palindrome_subseq(s);
 }
 
+//! [max_coins]
 // Interval DP on the padded array v = 1, nums..., 1: best[l][r] = most coins from bursting
 // everything strictly between l and r. Choose the LAST balloon k burst there: its neighbours are
 // then l and r, and the two sides are independent. Fill by increasing width.
@@ -75,6 +76,7 @@ int max_coins(const std::vector<int>& nums) {
     }
   return best[0][n - 1];
 }
+//! [max_coins]
 
 // best[i][j] = least score triangulating the polygon i..j; the edge (i, j) lies in exactly one
 // triangle (i, k, j), which splits the rest into i..k and k..j.

@@ -31,6 +31,7 @@ int max_profit_many(const std::vector<int>& prices) {
 
 int max_profit_two(const std::vector<int>& prices) { return max_profit_k(2, prices); }
 
+//! [max_profit_k]
 // hold[j] / free[j] = best cash having started j transactions (a transaction starts at its buy).
 // Transactions beyond n/2 can never all fit, so k is capped (and 122's answer is the limit).
 int max_profit_k(int k, const std::vector<int>& prices) {
@@ -45,6 +46,7 @@ int max_profit_k(int k, const std::vector<int>& prices) {
     }
   return free[k];
 }
+//! [max_profit_k]
 
 // A third state: `cooling` = just sold today, so tomorrow may not buy.
 int max_profit_cooldown(const std::vector<int>& prices) {

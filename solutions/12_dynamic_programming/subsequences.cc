@@ -5,6 +5,7 @@
 
 namespace book::dp {
 
+//! [length_of_lis]
 // tails[len-1] = the smallest value that ends an increasing subsequence of length len. tails is
 // increasing, so each number finds its place by binary search: O(n log n) instead of the O(n^2)
 // "dp[i] = longest ending at i" table.
@@ -19,6 +20,7 @@ int length_of_lis(const std::vector<int>& nums) {
   }
   return static_cast<int>(tails.size());
 }
+//! [length_of_lis]
 
 // Sort by width ascending and, for equal widths, height DESCENDING, so two envelopes of the same
 // width can never both be in an increasing run of heights; then it is 300 on the heights.
@@ -104,6 +106,7 @@ bool is_subsequence(const std::string& s, const std::string& t) {
   return matched == s.size();
 }
 
+//! [num_distinct]
 // dp[i][j] = ways the first i characters of s contain the first j of t as a subsequence:
 // dp[i][j] = dp[i-1][j] + (s[i-1] == t[j-1] ? dp[i-1][j-1] : 0). Row i reads only row i-1, so one
 // row suffices if j runs downwards (dp[j-1] must still hold row i-1's value when dp[j] reads it).
@@ -115,5 +118,6 @@ std::uint64_t num_distinct(const std::string& s, const std::string& t) {
       if (t[j - 1] == c) dp[j] += dp[j - 1];  // unsigned: wraps modulo 2^64 by definition
   return dp[t.size()];
 }
+//! [num_distinct]
 
 }  // namespace book::dp

@@ -185,6 +185,7 @@ EXERCISE_TEST("dp.377", CombinationSumIV, ExamplesAndBruteForce) {
   EXPECT_EQ(combination_sum4({2, 1}, 90), b) << "target 90 with {1, 2}: a Fibonacci number";
 }
 
+//! [wrong_order]
 // The loop-order rule, shown with the wrong order written out: the same update, capacity OUTER,
 // counts sequences (permutations), not combinations.
 std::uint64_t change_with_capacity_outer(int amount, const std::vector<int>& coins) {
@@ -195,6 +196,7 @@ std::uint64_t change_with_capacity_outer(int amount, const std::vector<int>& coi
       if (coin <= c) ways[c] += ways[c - coin];
   return ways[amount];
 }
+//! [wrong_order]
 
 // And 0/1 knapsack with capacity ASCENDING reuses items (it is the unbounded knapsack).
 bool partition_with_capacity_ascending(const std::vector<int>& nums) {
