@@ -5,6 +5,7 @@
 //   bazel run -c opt //chapters/03_collectives:busbw -- --tour          # quick, with tour lines
 //   bazel run -c opt //chapters/03_collectives:busbw -- --trace /tmp/ring.json
 //   options: --ranks N (default 4), --max-mib M (default 256)
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -19,20 +20,25 @@
 namespace book::coll {
 namespace {
 
-// Seconds per all-reduce of `bytes` on `ranks` threads: one warm-up call, then `reps` timed
-// calls between two barriers, as rank 0 sees them (the last barrier waits for the slowest rank).
+// Seconds per all-reduce of `bytes` on `ranks` threads: one warm-up call, then three batches of
+// `reps` calls, each between two barriers (the last one waits for the slowest rank); the median
+// batch, as rank 0 sees it. The median, because this machine is shared with other work.
 double time_all_reduce(int ranks, std::size_t bytes, Algorithm algorithm, int reps) {
-  double seconds = 0;
+  std::vector<double> batches;
   run_ranks(ranks, [&](Communicator& comm) {
     std::vector<float> data(bytes / sizeof(float), 1.0f + static_cast<float>(comm.rank()));
     comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);
-    comm.barrier();
-    Timer timer;
-    for (int i = 0; i < reps; ++i) comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);
-    comm.barrier();
-    if (comm.rank() == 0) seconds = timer.seconds() / reps;
+    for (int batch = 0; batch < 3; ++batch) {
+      comm.barrier();
+      Timer timer;
+      for (int i = 0; i < reps; ++i)
+        comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);
+      comm.barrier();
+      if (comm.rank() == 0) batches.push_back(timer.seconds() / reps);
+    }
   });
-  return seconds;
+  std::sort(batches.begin(), batches.end());
+  return batches[1];
 }
 
 // Bytes one rank sends in one ring all-reduce of `bytes`, counted by the communicator.
@@ -48,8 +54,6 @@ std::uint64_t ring_bytes_sent(int ranks, std::size_t bytes) {
 
 void write_trace(int ranks, const std::string& path) {
   Trace trace;
-  ThreadsOptions options;
-  options.trace = &trace;
   const std::size_t count = (4u << 20) / sizeof(float);
   run_ranks(ranks, [&](Communicator& comm) {
     std::vector<float> data(count, 1.0f);
