@@ -35,13 +35,18 @@ using AllReduce = std::function<void(T* data, std::size_t count)>;
 /// What a block's forward pass keeps for its backward pass, for B·T rows and one shard.
 template <typename T>
 struct BlockActivations {
-  std::vector<T> ln1, ln1_mean, ln1_rstd;  ///< LN1 output [N, C] and its statistics [N]
-  std::vector<T> qkv;                      ///< [N, 3·heads·hs] this shard's q, k, v
-  std::vector<T> att;                      ///< [B, heads, T, T] softmax probabilities
-  std::vector<T> att_out;                  ///< [N, heads·hs] attention output before projection
-  std::vector<T> residual;                 ///< [N, C] r = x + attention
-  std::vector<T> ln2, ln2_mean, ln2_rstd;  ///< LN2 output [N, C] and its statistics
-  std::vector<T> fc, fc_gelu;              ///< [N, hidden] MLP pre- and post-activation
+  std::vector<T> ln1;       ///< [N, C] LN1 output
+  std::vector<T> ln1_mean;  ///< [N] LN1 row means
+  std::vector<T> ln1_rstd;  ///< [N] LN1 reciprocal standard deviations
+  std::vector<T> qkv;       ///< [N, 3·heads·hs] this shard's q, k, v
+  std::vector<T> att;       ///< [B, heads, T, T] softmax probabilities
+  std::vector<T> att_out;   ///< [N, heads·hs] attention output before projection
+  std::vector<T> residual;  ///< [N, C] r = x + attention
+  std::vector<T> ln2;       ///< [N, C] LN2 output
+  std::vector<T> ln2_mean;  ///< [N] LN2 row means
+  std::vector<T> ln2_rstd;  ///< [N] LN2 reciprocal standard deviations
+  std::vector<T> fc;        ///< [N, hidden] MLP pre-activation
+  std::vector<T> fc_gelu;   ///< [N, hidden] MLP post-GELU
 
   /// Sizes every buffer for `batch` × `seq_len` rows of `shard`.
   void resize(const Config& config, const Shard& shard, int batch, int seq_len);

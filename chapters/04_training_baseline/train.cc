@@ -57,6 +57,12 @@ Args parse(int argc, char** argv) {
   return args;
 }
 
+std::string sig(double value) {  // 3 significant digits: 2.49, 0.0871, 3.2e-05
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", value);
+  return text;
+}
+
 void plot(const std::string& csv, const std::string& png) {
   const std::string script = "set terminal pngcairo size 800,480; set output '" + png +
                              "'; set datafile separator ','; set key top right; set logscale y;"
@@ -152,7 +158,7 @@ int main(int argc, char** argv) try {
             << "peak:       " << book::fixed(peak_before, 1) << " GFLOP/s before, " << book::fixed(peak_after, 1)
             << " after; MFU uses " << book::fixed(peak, 1) << " (the progress lines used the first)\n"
             << "val loss:   " << book::fixed(initial_val, 4) << " at init (ln 10 = 2.3026 is a uniform guess over digits) -> "
-            << book::fixed(final_val, 4) << "\n"
+            << sig(final_val) << "\n"
             << "accuracy:   " << book::fixed(100 * val_accuracy, 1) << "% of 1000 validation sums exactly right ("
             << book::fixed(100 * train_accuracy, 1) << "% on training pairs; chance is 0.01%)\n"
             << "example:    " << ex_a << "+" << ex_b << " -> " << trainer.answer(ex_a, ex_b) << ", " << limit - 1
@@ -174,7 +180,7 @@ int main(int argc, char** argv) try {
   std::cout << "## FP16 overflow and underflow, and what cures them\n\n" << precision_demo_table().markdown() << "\n";
 
   std::cout << "tour: 04 | val loss of the tiny GPT, " << args.steps << " steps (" << book::fixed(seconds, 0)
-            << " s) | " << book::fixed(initial_val, 2) << " -> " << book::fixed(final_val, 3)
+            << " s) | " << book::fixed(initial_val, 2) << " -> " << sig(final_val)
             << " nats | the loss falls: the model learns\n"
             << "tour: 04 | exact-sum accuracy, " << args.digits << "-digit addition, 1000 held-out sums | "
             << book::fixed(100 * val_accuracy, 1) << "% | well above chance (0.01%)\n"
