@@ -53,15 +53,43 @@ Options parse(int argc, char** argv) {
   return options;
 }
 
-// Median time of `fn`: one warm-up call, then enough calls for ~0.6 s (at least 2, at most 10);
-// a call longer than a second is timed once.
-template <typename Fn>
-double time_it(Fn&& fn) {
-  Timer first;
-  fn();
-  const double once = first.seconds();
-  if (once > 1.0) return once;
-  return median_seconds(fn, std::clamp(static_cast<int>(0.6 / once), 2, 10));
+double median(std::vector<double> values) {
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
+// Median times of `rung` and of OpenBLAS on 1 and on all threads, measured in turns (rung,
+// OpenBLAS 1, OpenBLAS all, rung, ...) so that a change in the machine's load hits both sides of
+// each ratio alike. Enough turns for ~0.6 s of the rung (3 to 10); a rung call longer than a
+// second is timed once.
+struct Paired {
+  std::vector<double> rung, openblas_1t, openblas_all;
+};
+
+template <typename Rung, typename Peer>
+Paired time_against_openblas(Rung&& rung, Peer&& peer, int all_threads) {
+  Paired times;
+  auto time_once = [](auto&& fn) {
+    Timer timer;
+    fn();
+    return timer.seconds();
+  };
+  auto time_peer = [&] {
+    openblas_set_threads(1);
+    times.openblas_1t.push_back(time_once(peer));
+    openblas_set_threads(all_threads);
+    times.openblas_all.push_back(time_once(peer));
+  };
+  rung();  // warm-up (caches, page faults, thread start-up)
+  const double once = time_once(rung);
+  times.rung.push_back(once);
+  const int turns = once > 1.0 ? 3 : std::clamp(static_cast<int>(0.6 / once), 3, 10);
+  for (int turn = 0; turn < turns; ++turn) {
+    time_peer();
+    if (once <= 1.0) times.rung.push_back(time_once(rung));
+  }
+  openblas_set_threads(1);
+  return times;
 }
 
 struct Ceilings {
@@ -101,6 +129,7 @@ struct Row {
   int n, threads;
   double gflops;  // 0 when not run
   std::string note;
+  double ratio_1t = 0, ratio_all = 0;  // GFLOP/s ÷ OpenBLAS's, timed in turns with this row
 };
 
 void write_plot(const std::vector<Row>& rows, const std::vector<std::string>& series) {
@@ -165,18 +194,11 @@ int run(const Options& options) {
     fill_uniform<float>(a.span(), rng);
     fill_uniform<float>(b.span(), rng);
     const double flops = 2.0 * n * n * n;
-    for (int threads : {1, all_threads}) {
-      openblas_set_threads(threads);
-      const double s =
-          time_it([&] { openblas_matmul(n, n, n, a.data(), n, b.data(), n, ref.data(), n); });
-      const double gflops = flops / s * 1e-9;
-      (threads == 1 ? openblas[n].first : openblas[n].second) = gflops;
-      rows.push_back(
-          {threads == 1 ? "OpenBLAS 1 thread" : "OpenBLAS all threads", n, threads, gflops, ""});
-      std::cerr << "[ladder] n=" << n << " OpenBLAS " << threads
-                << " thread(s): " << fixed(gflops, 1) << " GFLOP/s\n";
-    }
+    auto peer = [&] { openblas_matmul(n, n, n, a.data(), n, b.data(), n, ref.data(), n); };
     openblas_set_threads(1);
+    peer();                               // the reference C for the sanity checks
+    std::vector<double> all_1t, all_all;  // every OpenBLAS time at this n, for its own rows
+    const std::size_t first_row = rows.size();
     for (Rung rung : all_rungs()) {
       const int threads = rung_is_multithreaded(rung) ? all_threads : 1;
       Row row{rung_name(rung), n, threads, 0, ""};
@@ -187,21 +209,41 @@ int run(const Options& options) {
       }
       std::fill(c.begin(), c.end(), std::nanf(""));
       try {
-        matmul(rung, n, n, n, a.data(), n, b.data(), n, c.data(), n);
+        auto call = [&] { matmul(rung, n, n, n, a.data(), n, b.data(), n, c.data(), n); };
+        call();
         if (!close_to(c, ref, n)) {
           row.note = "WRONG: differs from OpenBLAS (run the tests)";
         } else {
-          const double s =
-              time_it([&] { matmul(rung, n, n, n, a.data(), n, b.data(), n, c.data(), n); });
-          row.gflops = flops / s * 1e-9;
+          const Paired times = time_against_openblas(call, peer, all_threads);
+          const double rung_s = median(times.rung);
+          row.gflops = flops / rung_s * 1e-9;
+          row.ratio_1t = median(times.openblas_1t) / rung_s;
+          row.ratio_all = median(times.openblas_all) / rung_s;
+          all_1t.insert(all_1t.end(), times.openblas_1t.begin(), times.openblas_1t.end());
+          all_all.insert(all_all.end(), times.openblas_all.begin(), times.openblas_all.end());
         }
       } catch (const NotImplemented& not_started) {
         row.note = "not started (" + rung_exercise_id(rung) + ")";
       }
       std::cerr << "[ladder] n=" << n << " " << row.name << ": "
-                << (row.gflops > 0 ? fixed(row.gflops, 2) + " GFLOP/s" : row.note) << "\n";
+                << (row.gflops > 0 ? fixed(row.gflops, 2) + " GFLOP/s, " + fixed(row.ratio_1t, 2) +
+                                         "x OpenBLAS 1 thread"
+                                   : row.note)
+                << "\n";
       rows.push_back(row);
     }
+    if (all_1t.empty()) {  // every rung a stub: time OpenBLAS on its own
+      const Paired times = time_against_openblas(peer, peer, all_threads);
+      all_1t = times.openblas_1t;
+      all_all = times.openblas_all;
+    }
+    openblas[n] = {flops / median(all_1t) * 1e-9, flops / median(all_all) * 1e-9};
+    const auto [one, all] = openblas[n];
+    rows.insert(rows.begin() + first_row,
+                {{"OpenBLAS 1 thread", n, 1, one, "", 1.0, one / all},
+                 {"OpenBLAS all threads", n, all_threads, all, "", all / one, 1.0}});
+    std::cerr << "[ladder] n=" << n << " OpenBLAS: " << fixed(one, 1) << " GFLOP/s on 1 thread, "
+              << fixed(all, 1) << " on " << all_threads << "\n";
   }
 
   Table table({"rung", "n", "threads", "GFLOP/s", "% AVX2 peak", "% machine peak", "x OpenBLAS 1T",
@@ -221,9 +263,8 @@ int run(const Options& options) {
     const double roof = std::min(ceil.peak(all), ceil.triad(all) * row.n / 6.0);
     table.add_row({row.name, std::to_string(row.n), std::to_string(row.threads),
                    fixed(row.gflops, 2), fixed(100 * row.gflops / ceil.avx2(all), 1),
-                   fixed(100 * row.gflops / ceil.peak(all), 1),
-                   fixed(row.gflops / openblas[row.n].first, 3),
-                   fixed(row.gflops / openblas[row.n].second, 3), fixed(intensity, 2),
+                   fixed(100 * row.gflops / ceil.peak(all), 1), fixed(row.ratio_1t, 3),
+                   fixed(row.ratio_all, 3), fixed(intensity, 2),
                    fixed(100 * row.gflops / roof, 1)});
   }
   std::cout
@@ -249,18 +290,16 @@ int run(const Options& options) {
     const Row*& best = row.threads > 1 ? best_all : best_1t;
     if (!best || row.gflops > best->gflops) best = &row;
   }
-  const auto [ob_1t, ob_all] = openblas[n_tour];
   if (best_1t)
     std::cout << "tour: 01 | best 1-thread rung (" << best_1t->name << ") vs OpenBLAS, n=" << n_tour
-              << " | " << fixed(best_1t->gflops, 1)
-              << " GFLOP/s = " << fixed(best_1t->gflops / ob_1t, 2) << "x OpenBLAS, "
-              << fixed(100 * best_1t->gflops / ceil.peak(false), 0)
+              << " | " << fixed(best_1t->gflops, 1) << " GFLOP/s = " << fixed(best_1t->ratio_1t, 2)
+              << "x OpenBLAS, " << fixed(100 * best_1t->gflops / ceil.peak(false), 0)
               << "% of measured peak | a BLIS-style GEMM in ~300 lines runs near OpenBLAS and the "
                  "FMA peak\n";
   if (best_all)
     std::cout << "tour: 01 | " << best_all->threads << "-thread rung vs OpenBLAS, n=" << n_tour
               << " | " << fixed(best_all->gflops, 1)
-              << " GFLOP/s = " << fixed(best_all->gflops / ob_all, 2) << "x OpenBLAS, "
+              << " GFLOP/s = " << fixed(best_all->ratio_all, 2) << "x OpenBLAS, "
               << fixed(100 * best_all->gflops / ceil.peak(true), 0)
               << "% of measured peak | GEMM is compute-bound: it scales with cores\n";
   for (const Row& row : rows)
