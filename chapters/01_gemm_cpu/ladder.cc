@@ -4,6 +4,9 @@
 //   bazel run -c opt //chapters/01_gemm_cpu:ladder              sizes 256 512 1024 2048
 //   bazel run -c opt //chapters/01_gemm_cpu:ladder -- --big     ... and 4096
 //   bazel run -c opt //chapters/01_gemm_cpu:ladder -- --tour    a quick subset + tour lines
+//   bazel run -c opt //chapters/01_gemm_cpu:ladder -- --sizes=1000,1024
+//   OPENBLAS_CORETYPE=Haswell bazel run ...   OpenBLAS on its AVX2 kernels (like for like with rung
+//   7)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,12 +46,22 @@ Options parse(int argc, char** argv) {
       options.sizes = {1024};
     } else if (arg == "--big") {
       options.sizes.push_back(4096);
+    } else if (arg.rfind("--sizes=", 0) == 0) {
+      options.sizes.clear();
+      std::istringstream list(arg.substr(8));
+      for (std::string item; std::getline(list, item, ',');) {
+        const int n = std::atoi(item.c_str());
+        BOOK_CHECK(n >= 1 && n <= 16384,
+                   "--sizes wants sizes from 1 to 16384, got \"" << item << "\"");
+        options.sizes.push_back(n);
+      }
+      BOOK_CHECK(!options.sizes.empty(), "--sizes wants a list such as --sizes=1024,2048");
     } else if (arg == "--slow") {
       options.slow_everywhere = true;
     } else {
       BOOK_CHECK(false, "unknown flag " << arg
-                                        << "; use --tour (quick), --big (adds n = 4096) or "
-                                           "--slow (rungs 1-3 at every size)");
+                                        << "; use --tour (quick), --big (adds n = 4096), "
+                                           "--sizes=N,N,... or --slow (rungs 1-3 at every size)");
     }
   }
   return options;
