@@ -33,21 +33,25 @@ void BM_OurStep(benchmark::State& state) {
   book::gemm::set_sgemm_threads(static_cast<int>(state.range(1)));
   Trainer trainer(bench_options(static_cast<int>(state.range(0))));
   for (auto _ : state) benchmark::DoNotOptimize(trainer.step().loss);
-  state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(trainer.tokens_per_step()) * state.iterations(),
-                                                  benchmark::Counter::kIsRate);
+  state.counters["tokens/s"] =
+      benchmark::Counter(static_cast<double>(trainer.tokens_per_step()) * state.iterations(),
+                         benchmark::Counter::kIsRate);
 }
 
 void BM_LibtorchStep(benchmark::State& state) {
   Trainer trainer(bench_options(static_cast<int>(state.range(0))));  // for the weights and the data
-  TorchGpt peer(trainer.options().model, trainer.model().params().data(), static_cast<int>(state.range(1)));
+  TorchGpt peer(trainer.options().model, trainer.model().params().data(),
+                static_cast<int>(state.range(1)));
   book::Rng rng(3);
   for (auto _ : state) {
     const Batch batch = trainer.task().batch(rng, Split::kTrain, static_cast<int>(state.range(0)));
-    benchmark::DoNotOptimize(peer.forward_backward(batch.tokens, batch.targets, batch.batch, batch.seq_len));
+    benchmark::DoNotOptimize(
+        peer.forward_backward(batch.tokens, batch.targets, batch.batch, batch.seq_len));
     peer.adamw_step(1e-3f);
   }
-  state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(trainer.tokens_per_step()) * state.iterations(),
-                                                  benchmark::Counter::kIsRate);
+  state.counters["tokens/s"] =
+      benchmark::Counter(static_cast<double>(trainer.tokens_per_step()) * state.iterations(),
+                         benchmark::Counter::kIsRate);
 }
 
 // Arguments: sequences per micro-batch, threads (sgemm's for ours, intra-op for libtorch).
@@ -59,8 +63,16 @@ void Shapes(benchmark::internal::Benchmark* b) {
       if (cores == 1) break;
     }
 }
-BENCHMARK(BM_OurStep)->Apply(Shapes)->ArgNames({"batch", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_LibtorchStep)->Apply(Shapes)->ArgNames({"batch", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_OurStep)
+    ->Apply(Shapes)
+    ->ArgNames({"batch", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_LibtorchStep)
+    ->Apply(Shapes)
+    ->ArgNames({"batch", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // Collects each run's real time so main() can print ours / libtorch as a ratio table.
 class RatioReporter : public benchmark::ConsoleReporter {
@@ -78,15 +90,18 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  book::Table table({"sequences", "threads", "ours ms/step", "libtorch ms/step", "ours / libtorch tokens/s"});
+  book::Table table(
+      {"sequences", "threads", "ours ms/step", "libtorch ms/step", "ours / libtorch tokens/s"});
   for (const auto& [name, ours_ms] : reporter.seconds) {
     if (name.rfind("BM_OurStep/", 0) != 0) continue;
-    const std::string shape = name.substr(std::string("BM_OurStep/").size());  // batch:32/threads:1/real_time
+    const std::string shape =
+        name.substr(std::string("BM_OurStep/").size());  // batch:32/threads:1/real_time
     const auto torch = reporter.seconds.find("BM_LibtorchStep/" + shape);
     if (torch == reporter.seconds.end()) continue;
     const auto slash = shape.find('/'), second = shape.find('/', slash + 1);
-    table.add_row({shape.substr(6, slash - 6), shape.substr(slash + 9, second - slash - 9), book::fixed(ours_ms, 2),
-                   book::fixed(torch->second, 2), book::fixed(torch->second / ours_ms, 2) + "x"});
+    table.add_row({shape.substr(6, slash - 6), shape.substr(slash + 9, second - slash - 9),
+                   book::fixed(ours_ms, 2), book::fixed(torch->second, 2),
+                   book::fixed(torch->second / ours_ms, 2) + "x"});
   }
   std::cout << "\n" << table.markdown();
   benchmark::Shutdown();

@@ -19,10 +19,10 @@ namespace book::train {
 
 /// The heads and MLP hidden units one tensor-parallel rank owns. The default is the whole block.
 struct Shard {
-  int head_begin = 0;     ///< first head
-  int head_end = -1;      ///< one past the last head (-1: n_head)
-  int hidden_begin = 0;   ///< first MLP hidden unit
-  int hidden_end = -1;    ///< one past the last hidden unit (-1: d_ff)
+  int head_begin = 0;    ///< first head
+  int head_end = -1;     ///< one past the last head (-1: n_head)
+  int hidden_begin = 0;  ///< first MLP hidden unit
+  int hidden_end = -1;   ///< one past the last hidden unit (-1: d_ff)
 
   /// A copy with the -1s replaced by the config's sizes, checked against it.
   Shard resolved(const Config& config) const;

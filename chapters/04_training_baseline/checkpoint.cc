@@ -57,7 +57,7 @@ void CheckpointWriter::write_atomically(const std::string& path) const {
   file.insert(file.end(), payload.begin(), payload.end());
   put<std::uint64_t>(file, fnv1a64(payload));
 
-//! [atomic_write]
+  //! [atomic_write]
   const std::string temp = path + ".tmp";
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   BOOK_CHECK(fd >= 0, "cannot write checkpoint " << temp << ": " << std::strerror(errno));
@@ -83,39 +83,44 @@ void CheckpointWriter::write_atomically(const std::string& path) const {
   if (const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY); dir >= 0) {
     ::fsync(dir);
     ::close(dir);
-//! [atomic_write]
   }
+  //! [atomic_write]
 }
 
 CheckpointReader::CheckpointReader(const std::string& path) : path_(path) {
   std::ifstream in(path, std::ios::binary);
   BOOK_CHECK(in.good(), "cannot open checkpoint " << path << ": does the file exist?");
-  std::vector<std::uint8_t> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::uint8_t> file((std::istreambuf_iterator<char>(in)),
+                                 std::istreambuf_iterator<char>());
   BOOK_CHECK(file.size() >= kHeader && std::memcmp(file.data(), kMagic, 8) == 0,
              "checkpoint " << path << " is not a checkpoint of this book (no BOOKCKPT header; "
                            << file.size() << " bytes)");
   const auto version = get_at<std::uint32_t>(file, 8);
-  BOOK_CHECK(version == kCheckpointVersion, "checkpoint " << path << " has format version " << version
-                                                          << ", this code reads version " << kCheckpointVersion);
+  BOOK_CHECK(version == kCheckpointVersion, "checkpoint " << path << " has format version "
+                                                          << version << ", this code reads version "
+                                                          << kCheckpointVersion);
   const auto payload_size = get_at<std::uint64_t>(file, 12);
   BOOK_CHECK(file.size() == kHeader + payload_size + kTrailer,
              "checkpoint " << path << " is truncated or has trailing bytes: the header promises "
-                           << kHeader + payload_size + kTrailer << " bytes, the file has " << file.size()
+                           << kHeader + payload_size + kTrailer << " bytes, the file has "
+                           << file.size()
                            << " (was the write interrupted? use an older checkpoint)");
   payload_.assign(file.begin() + kHeader, file.begin() + kHeader + payload_size);
   const auto stored = get_at<std::uint64_t>(file, kHeader + payload_size);
   const auto actual = fnv1a64(payload_);
-  BOOK_CHECK(stored == actual, "checkpoint " << path << " is corrupted: checksum " << std::hex << actual
-                                             << " does not match the stored " << stored);
+  BOOK_CHECK(stored == actual, "checkpoint " << path << " is corrupted: checksum " << std::hex
+                                             << actual << " does not match the stored " << stored);
   std::size_t at = 0;
   while (at < payload_.size()) {
     BOOK_CHECK(at + 4 <= payload_.size(), "checkpoint " << path << ": malformed section header");
     const auto name_size = get_at<std::uint32_t>(payload_, at);
-    BOOK_CHECK(at + 4 + name_size + 8 <= payload_.size(), "checkpoint " << path << ": malformed section");
+    BOOK_CHECK(at + 4 + name_size + 8 <= payload_.size(),
+               "checkpoint " << path << ": malformed section");
     std::string name(payload_.begin() + at + 4, payload_.begin() + at + 4 + name_size);
     const auto size = get_at<std::uint64_t>(payload_, at + 4 + name_size);
     const std::size_t data = at + 4 + name_size + 8;
-    BOOK_CHECK(data + size <= payload_.size(), "checkpoint " << path << ": section " << name << " overruns");
+    BOOK_CHECK(data + size <= payload_.size(),
+               "checkpoint " << path << ": section " << name << " overruns");
     index_.push_back({name, {data, size}});
     at = data + size;
   }
@@ -127,10 +132,11 @@ std::span<const std::uint8_t> CheckpointReader::get(const std::string& name) con
   BOOK_CHECK(false, "checkpoint " << path_ << " has no section '" << name << "'");
 }
 
-void CheckpointReader::copy_into(const std::string& name, std::uint8_t* out, std::size_t size) const {
+void CheckpointReader::copy_into(const std::string& name, std::uint8_t* out,
+                                 std::size_t size) const {
   const auto bytes = get(name);
-  BOOK_CHECK(bytes.size() == size, "checkpoint " << path_ << ": section '" << name << "' has " << bytes.size()
-                                                 << " bytes, expected " << size
+  BOOK_CHECK(bytes.size() == size, "checkpoint " << path_ << ": section '" << name << "' has "
+                                                 << bytes.size() << " bytes, expected " << size
                                                  << " (was it written for another model config?)");
   std::memcpy(out, bytes.data(), size);
 }

@@ -10,13 +10,13 @@ void Config::validate() const {
   BOOK_CHECK(n_layer >= 1, "Config: n_layer must be >= 1, got " << n_layer);
   BOOK_CHECK(n_head >= 1, "Config: n_head must be >= 1, got " << n_head);
   BOOK_CHECK(d_model >= 1 && d_model % n_head == 0,
-             "Config: d_model (" << d_model << ") must be a positive multiple of n_head ("
-                                 << n_head << ")");
+             "Config: d_model (" << d_model << ") must be a positive multiple of n_head (" << n_head
+                                 << ")");
 }
 
 std::int64_t Config::parameter_count() const {
   const std::int64_t c = d_model, f = d_ff();
-  const std::int64_t per_block = 2 * c            // ln1
+  const std::int64_t per_block = 2 * c                // ln1
                                  + c * 3 * c + 3 * c  // qkv
                                  + c * c + c          // attention output projection
                                  + 2 * c              // ln2

@@ -11,7 +11,8 @@ AdditionTask::AdditionTask(int digits) : digits_(digits), limit_(1) {
 
 std::vector<int> AdditionTask::encode(std::int64_t a, std::int64_t b) const {
   BOOK_CHECK(0 <= a && a < limit_ && 0 <= b && b < limit_,
-             "AdditionTask::encode: operands must be in 0.." << limit_ - 1 << ", got " << a << " and " << b);
+             "AdditionTask::encode: operands must be in 0.." << limit_ - 1 << ", got " << a
+                                                             << " and " << b);
   std::vector<int> tokens;
   auto put_number = [&](std::int64_t x) {  // most significant digit first, zero-padded
     std::vector<int> digits(digits_);
@@ -29,7 +30,8 @@ std::vector<int> AdditionTask::encode(std::int64_t a, std::int64_t b) const {
 
 std::string AdditionTask::to_text(const std::vector<int>& tokens) {
   std::string text;
-  for (int t : tokens) text += t < 10 ? static_cast<char>('0' + t) : t == 10 ? '+' : t == 11 ? '=' : '?';
+  for (int t : tokens)
+    text += t < 10 ? static_cast<char>('0' + t) : t == 10 ? '+' : t == 11 ? '=' : '?';
   return text;
 }
 

@@ -34,12 +34,12 @@ class AdditionTask {
   /// Operands of `digits` digits, 1 to 6.
   explicit AdditionTask(int digits);
 
-  int digits() const { return digits_; }                        ///< digits per operand
-  static constexpr int vocab_size() { return 12; }               ///< tokens in the vocabulary
-  int prompt_length() const { return 2 * digits_ + 2; }          ///< "a+b=" in tokens
-  int answer_length() const { return digits_ + 1; }              ///< digits of the sum
+  int digits() const { return digits_; }                 ///< digits per operand
+  static constexpr int vocab_size() { return 12; }       ///< tokens in the vocabulary
+  int prompt_length() const { return 2 * digits_ + 2; }  ///< "a+b=" in tokens
+  int answer_length() const { return digits_ + 1; }      ///< digits of the sum
   int sequence_length() const { return prompt_length() + answer_length(); }  ///< whole example
-  int model_context() const { return sequence_length() - 1; }    ///< positions the model reads
+  int model_context() const { return sequence_length() - 1; }  ///< positions the model reads
 
   /// The whole example "a+b=" + reversed sum, as token ids.
   std::vector<int> encode(std::int64_t a, std::int64_t b) const;

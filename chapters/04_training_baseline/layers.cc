@@ -26,7 +26,8 @@ void matmul<double>(bool trans_a, bool trans_b, int m, int n, int k, double alph
     for (int j = 0; j < n; ++j) {
       double sum = 0;
       for (int p = 0; p < k; ++p)
-        sum += (trans_a ? a[p * lda + i] : a[i * lda + p]) * (trans_b ? b[j * ldb + p] : b[p * ldb + j]);
+        sum += (trans_a ? a[p * lda + i] : a[i * lda + p]) *
+               (trans_b ? b[j * ldb + p] : b[p * ldb + j]);
       double& out = c[i * ldc + j];
       out = beta == 0 ? alpha * sum : alpha * sum + beta * out;
     }
@@ -79,8 +80,8 @@ void layernorm_forward(const T* x, const T* gain, const T* bias, int rows, int c
 }
 
 template <typename T>
-void linear_forward(const T* x, int rows, int in, const T* w, int ldw, const T* bias, int out,
-                    T* y, int ldy) {
+void linear_forward(const T* x, int rows, int in, const T* w, int ldw, const T* bias, int out, T* y,
+                    int ldy) {
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < out; ++j) y[static_cast<std::size_t>(i) * ldy + j] = bias ? bias[j] : T(0);
   matmul<T>(false, false, rows, out, in, T(1), x, in, w, ldw, T(1), y, ldy);
@@ -131,7 +132,8 @@ void attention_forward(const T* qkv, int batch, int seq_len, int n_head, int hea
         T* p = att + ((static_cast<std::size_t>(b) * n_head + h) * seq_len + t) * seq_len;
         T max_score = -std::numeric_limits<T>::infinity();
         for (int s = 0; s <= t; ++s) {  // causal: position t sees positions 0..t
-          const T* k = qkv + (static_cast<std::size_t>(b) * seq_len + s) * row + width + h * head_size;
+          const T* k =
+              qkv + (static_cast<std::size_t>(b) * seq_len + s) * row + width + h * head_size;
           T dot = 0;
           for (int d = 0; d < head_size; ++d) dot += q[d] * k[d];
           p[s] = dot * scale;
@@ -144,7 +146,8 @@ void attention_forward(const T* qkv, int batch, int seq_len, int n_head, int hea
         T* o = out + (static_cast<std::size_t>(b) * seq_len + t) * width + h * head_size;
         for (int d = 0; d < head_size; ++d) o[d] = 0;
         for (int s = 0; s <= t; ++s) {
-          const T* v = qkv + (static_cast<std::size_t>(b) * seq_len + s) * row + 2 * width + h * head_size;
+          const T* v =
+              qkv + (static_cast<std::size_t>(b) * seq_len + s) * row + 2 * width + h * head_size;
           for (int d = 0; d < head_size; ++d) o[d] += p[s] * v[d];
         }
       }
@@ -186,17 +189,17 @@ void cross_entropy_backward(const T* probs, const int* targets, int rows, int vo
   }
 }
 
-#define BOOK_TRAIN_INSTANTIATE(T)                                                              \
-  template void embedding_forward<T>(const int*, int, int, const T*, const T*, int, T*);      \
-  template void embedding_backward<T>(const int*, int, int, const T*, int, T*, T*);           \
-  template void layernorm_forward<T>(const T*, const T*, const T*, int, int, T*, T*, T*);     \
-  template void linear_forward<T>(const T*, int, int, const T*, int, const T*, int, T*, int); \
-  template void linear_backward<T>(const T*, int, const T*, int, int, const T*, int, int, T*, \
-                                   T*, T*);                                                   \
-  template void gelu_forward<T>(const T*, std::size_t, T*);                                   \
-  template void gelu_backward<T>(const T*, const T*, std::size_t, T*);                        \
-  template void attention_forward<T>(const T*, int, int, int, int, T*, T*);                   \
-  template T cross_entropy_forward<T>(const T*, const int*, int, int, T*);                    \
+#define BOOK_TRAIN_INSTANTIATE(T)                                                                 \
+  template void embedding_forward<T>(const int*, int, int, const T*, const T*, int, T*);          \
+  template void embedding_backward<T>(const int*, int, int, const T*, int, T*, T*);               \
+  template void layernorm_forward<T>(const T*, const T*, const T*, int, int, T*, T*, T*);         \
+  template void linear_forward<T>(const T*, int, int, const T*, int, const T*, int, T*, int);     \
+  template void linear_backward<T>(const T*, int, const T*, int, int, const T*, int, int, T*, T*, \
+                                   T*);                                                           \
+  template void gelu_forward<T>(const T*, std::size_t, T*);                                       \
+  template void gelu_backward<T>(const T*, const T*, std::size_t, T*);                            \
+  template void attention_forward<T>(const T*, int, int, int, int, T*, T*);                       \
+  template T cross_entropy_forward<T>(const T*, const int*, int, int, T*);                        \
   template void cross_entropy_backward<T>(const T*, const int*, int, int, T, T*);
 
 BOOK_TRAIN_INSTANTIATE(float)

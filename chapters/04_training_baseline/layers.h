@@ -44,8 +44,8 @@ void layernorm_backward(const T* dout, const T* x, const T* gain, const T* mean,
 /// y [N, out] (row stride ldy) = x [N, in] · W [in, out] (row stride ldw) + bias (may be null).
 /// The strides let a tensor-parallel shard use a column block of a wider weight matrix.
 template <typename T>
-void linear_forward(const T* x, int rows, int in, const T* w, int ldw, const T* bias, int out,
-                    T* y, int ldy);
+void linear_forward(const T* x, int rows, int in, const T* w, int ldw, const T* bias, int out, T* y,
+                    int ldy);
 
 /// Adds dx += dy · Wᵀ (skipped when dx is null), dW += xᵀ · dy, dbias += Σ_rows dy (skipped
 /// when dbias is null). dx is [N, in] contiguous; dy has row stride ldy, W and dW stride ldw.

@@ -30,7 +30,8 @@ book::Table memory_table(const MemoryReport& m) {
   row("16-bit gradients", m.low_grads);
   row("FP32 gradients", m.fp32_grads);
   row("Adam m and v (FP32)", m.adam_moments);
-  const std::size_t state = m.master_weights + m.low_weights + m.low_grads + m.fp32_grads + m.adam_moments;
+  const std::size_t state =
+      m.master_weights + m.low_weights + m.low_grads + m.fp32_grads + m.adam_moments;
   row("= model state", state);
   row("activations (one micro-batch)", m.activations);
   row("CPU emulation scratch (not on a GPU)", m.emulation_scratch);
@@ -67,9 +68,11 @@ book::Table precision_demo_table() {
     lost_scaled += round_to(Precision::kFP16, g * scale) == 0;
     lost_bf16 += round_to(Precision::kBF16, g) == 0;
   }
-  auto share = [&](std::size_t lost) { return book::fixed(100.0 * lost / nonzero, 2) + "% flushed to 0"; };
-  table.add_row({"this model's gradient (" + std::to_string(nonzero) + " nonzero, one batch)", share(lost_fp16),
-                 share(lost_scaled), share(lost_bf16)});
+  auto share = [&](std::size_t lost) {
+    return book::fixed(100.0 * lost / nonzero, 2) + "% flushed to 0";
+  };
+  table.add_row({"this model's gradient (" + std::to_string(nonzero) + " nonzero, one batch)",
+                 share(lost_fp16), share(lost_scaled), share(lost_bf16)});
   return table;
 }
 

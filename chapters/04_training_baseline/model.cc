@@ -11,7 +11,10 @@ namespace book::train {
 
 template <typename T>
 Model<T>::Model(const Config& config, int max_batch)
-    : config_(config), max_batch_(max_batch), layout_(config), params_(layout_.total()),
+    : config_(config),
+      max_batch_(max_batch),
+      layout_(config),
+      params_(layout_.total()),
       grads_(layout_.total(), T(0)) {
   BOOK_CHECK(max_batch >= 1, "Model: max_batch must be >= 1, got " << max_batch);
   p_ = bind(layout_, config.n_layer, params_.data());
@@ -30,9 +33,12 @@ void Model<T>::init(std::uint64_t seed) {
     const bool is_gain = slot.name.find("gain") != std::string::npos;
     const bool is_projection = slot.name.ends_with("w_out") || slot.name.ends_with("w_proj");
     for (std::size_t i = 0; i < slot.size(); ++i) {
-      if (is_gain) data[i] = T(1);
-      else if (!slot.decay) data[i] = T(0);  // biases
-      else data[i] = static_cast<T>(rng.normal() * (is_projection ? residual_std : 0.02));
+      if (is_gain)
+        data[i] = T(1);
+      else if (!slot.decay)
+        data[i] = T(0);  // biases
+      else
+        data[i] = static_cast<T>(rng.normal() * (is_projection ? residual_std : 0.02));
     }
   }
 }
@@ -44,10 +50,12 @@ void Model<T>::zero_grad() {
 
 template <typename T>
 void Model<T>::set_shape(int batch, int seq_len) {
-  BOOK_CHECK(batch >= 1 && batch <= max_batch_,
-             "Model: batch " << batch << " is outside 1.." << max_batch_ << " (the max_batch it was built for)");
-  BOOK_CHECK(seq_len >= 1 && seq_len <= config_.context,
-             "Model: seq_len " << seq_len << " is outside 1.." << config_.context << " (the context)");
+  BOOK_CHECK(batch >= 1 && batch <= max_batch_, "Model: batch "
+                                                    << batch << " is outside 1.." << max_batch_
+                                                    << " (the max_batch it was built for)");
+  BOOK_CHECK(
+      seq_len >= 1 && seq_len <= config_.context,
+      "Model: seq_len " << seq_len << " is outside 1.." << config_.context << " (the context)");
   if (batch == batch_ && seq_len == seq_len_) return;
   batch_ = batch;
   seq_len_ = seq_len;
@@ -68,8 +76,8 @@ void Model<T>::embed_forward(const int* tokens, int batch, int seq_len) {
   const std::size_t n = static_cast<std::size_t>(batch) * seq_len;
   for (std::size_t i = 0; i < n; ++i)
     BOOK_CHECK(tokens[i] >= 0 && tokens[i] < config_.vocab_size,
-               "Model: token " << tokens[i] << " at position " << i << " is outside the vocabulary 0.."
-                               << config_.vocab_size - 1);
+               "Model: token " << tokens[i] << " at position " << i
+                               << " is outside the vocabulary 0.." << config_.vocab_size - 1);
   tokens_.assign(tokens, tokens + n);
   embedding_forward(tokens, batch, seq_len, p_.wte, p_.wpe, config_.d_model, stream_[0].data());
 }
@@ -95,8 +103,9 @@ T Model<T>::head_forward(const int* targets) {
     return T(0);
   }
   for (int i = 0; i < n; ++i)
-    BOOK_CHECK(targets[i] >= -1 && targets[i] < v,
-               "Model: target " << targets[i] << " at row " << i << " is neither -1 nor a token id");
+    BOOK_CHECK(targets[i] >= -1 && targets[i] < v, "Model: target "
+                                                       << targets[i] << " at row " << i
+                                                       << " is neither -1 nor a token id");
   targets_.assign(targets, targets + n);
   return cross_entropy_forward(logits_.data(), targets, n, v, probs_.data());
 }
@@ -105,7 +114,8 @@ template <typename T>
 void Model<T>::head_backward(T loss_scale) {
   BOOK_CHECK(!targets_.empty(), "backward: the last forward had no targets, so there is no loss");
   const int n = batch_ * seq_len_, c = config_.d_model, v = config_.vocab_size;
-  std::vector<T> dlogits(static_cast<std::size_t>(n) * v), dlnf(static_cast<std::size_t>(n) * c, T(0));
+  std::vector<T> dlogits(static_cast<std::size_t>(n) * v),
+      dlnf(static_cast<std::size_t>(n) * c, T(0));
   cross_entropy_backward(probs_.data(), targets_.data(), n, v, loss_scale, dlogits.data());
   matmul<T>(false, false, n, c, v, T(1), dlogits.data(), v, p_.wte, c, T(1), dlnf.data(), c);
   matmul<T>(true, false, v, c, n, T(1), dlogits.data(), v, lnf_.data(), c, T(1), g_.wte, c);
@@ -120,8 +130,8 @@ void Model<T>::layers_backward(int last, int first) {
   BOOK_CHECK(0 <= first && first <= last && last <= config_.n_layer,
              "layers_backward: bad range [" << first << ", " << last << ")");
   for (int l = last - 1; l >= first; --l)
-    block_backward(config_, p_.blocks[l], g_.blocks[l], Shard{}, batch_, seq_len_, stream_[l].data(),
-                   stream_grad_[l + 1].data(), stream_grad_[l].data(), acts_[l]);
+    block_backward(config_, p_.blocks[l], g_.blocks[l], Shard{}, batch_, seq_len_,
+                   stream_[l].data(), stream_grad_[l + 1].data(), stream_grad_[l].data(), acts_[l]);
 }
 
 template <typename T>
@@ -151,7 +161,8 @@ std::size_t Model<T>::activation_bytes() const {
   std::size_t total = 0;
   for (const auto& a : acts_) total += a.bytes();
   for (const auto& v : stream_) total += v.size() * sizeof(T);
-  for (const auto* v : {&lnf_, &lnf_mean_, &lnf_rstd_, &logits_, &probs_}) total += v->size() * sizeof(T);
+  for (const auto* v : {&lnf_, &lnf_mean_, &lnf_rstd_, &logits_, &probs_})
+    total += v->size() * sizeof(T);
   return total;
 }
 

@@ -9,10 +9,10 @@ namespace book::train {
 
 /// AdamW's hyper-parameters (Loshchilov & Hutter, "Decoupled Weight Decay Regularization").
 struct AdamWConfig {
-  float beta1 = 0.9f;          ///< decay of the first moment (mean of gradients)
-  float beta2 = 0.95f;         ///< decay of the second moment (mean of squared gradients)
-  float epsilon = 1e-8f;       ///< added to √v̂ so a zero second moment does not divide by zero
-  float weight_decay = 0.1f;   ///< decoupled decay rate (0 for gains and biases)
+  float beta1 = 0.9f;         ///< decay of the first moment (mean of gradients)
+  float beta2 = 0.95f;        ///< decay of the second moment (mean of squared gradients)
+  float epsilon = 1e-8f;      ///< added to √v̂ so a zero second moment does not divide by zero
+  float weight_decay = 0.1f;  ///< decoupled decay rate (0 for gains and biases)
 };
 
 /// Exercise train.adamw_step: one AdamW update of params in place, with FP32 moments m and v

@@ -14,11 +14,11 @@ namespace book::train {
 
 /// One named tensor inside the flat buffer.
 struct TensorSlot {
-  std::string name;         ///< e.g. "h1.w_qkv"
-  std::size_t offset = 0;   ///< first element inside the flat buffer
-  std::size_t rows = 0;     ///< rows (1 for vectors)
-  std::size_t cols = 0;     ///< columns (row-major)
-  bool decay = false;       ///< whether AdamW's weight decay applies (matrices yes, gains/biases no)
+  std::string name;        ///< e.g. "h1.w_qkv"
+  std::size_t offset = 0;  ///< first element inside the flat buffer
+  std::size_t rows = 0;    ///< rows (1 for vectors)
+  std::size_t cols = 0;    ///< columns (row-major)
+  bool decay = false;      ///< whether AdamW's weight decay applies (matrices yes, gains/biases no)
   /// rows · cols.
   std::size_t size() const { return rows * cols; }
 };
@@ -65,11 +65,11 @@ struct BlockTensors {
 /// Pointers to every tensor of the model inside one flat buffer (parameters or gradients).
 template <typename T>
 struct ModelTensors {
-  T* wte = nullptr;                      ///< [V, C] token embedding, also the LM head (tied)
-  T* wpe = nullptr;                      ///< [context, C] position embedding
-  std::vector<BlockTensors<T>> blocks;   ///< one per layer
-  T* lnf_gain = nullptr;                 ///< [C] final LayerNorm gain
-  T* lnf_bias = nullptr;                 ///< [C] final LayerNorm bias
+  T* wte = nullptr;                     ///< [V, C] token embedding, also the LM head (tied)
+  T* wpe = nullptr;                     ///< [context, C] position embedding
+  std::vector<BlockTensors<T>> blocks;  ///< one per layer
+  T* lnf_gain = nullptr;                ///< [C] final LayerNorm gain
+  T* lnf_bias = nullptr;                ///< [C] final LayerNorm bias
 };
 
 /// Named pointers into `base`, a flat buffer of layout.total() elements.

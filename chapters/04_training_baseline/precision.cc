@@ -9,9 +9,12 @@ namespace book::train {
 
 const char* precision_name(Precision precision) {
   switch (precision) {
-    case Precision::kFP32: return "fp32";
-    case Precision::kBF16: return "bf16";
-    case Precision::kFP16: return "fp16";
+    case Precision::kFP32:
+      return "fp32";
+    case Precision::kBF16:
+      return "bf16";
+    case Precision::kFP16:
+      return "fp16";
   }
   return "?";
 }
@@ -25,8 +28,8 @@ std::uint16_t float_to_bf16(float value) {
   // into the exponent is right (it rounds up to the next binade, or to inf past the max).
   const std::uint32_t lsb = (bits >> 16) & 1u;
   return static_cast<std::uint16_t>((bits + 0x7fffu + lsb) >> 16);
-//! [bf16_rounding]
 }
+//! [bf16_rounding]
 
 float bf16_to_float(std::uint16_t bits) {
   return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
@@ -68,12 +71,14 @@ float fp16_to_float(std::uint16_t bits) {
 }
 
 std::uint16_t encode(Precision precision, float value) {
-  BOOK_CHECK(precision != Precision::kFP32, "encode: FP32 has no 16-bit encoding; use BF16 or FP16");
+  BOOK_CHECK(precision != Precision::kFP32,
+             "encode: FP32 has no 16-bit encoding; use BF16 or FP16");
   return precision == Precision::kBF16 ? float_to_bf16(value) : float_to_fp16(value);
 }
 
 float decode(Precision precision, std::uint16_t bits) {
-  BOOK_CHECK(precision != Precision::kFP32, "decode: FP32 has no 16-bit encoding; use BF16 or FP16");
+  BOOK_CHECK(precision != Precision::kFP32,
+             "decode: FP32 has no 16-bit encoding; use BF16 or FP16");
   return precision == Precision::kBF16 ? bf16_to_float(bits) : fp16_to_float(bits);
 }
 
@@ -91,7 +96,8 @@ LossScaler::LossScaler(Options options) : options_(options), scale_(options.init
   BOOK_CHECK(options.min_scale > 0 && options.min_scale <= options.initial_scale &&
                  options.initial_scale <= options.max_scale,
              "LossScaler: need 0 < min_scale <= initial_scale <= max_scale, got "
-                 << options.min_scale << ", " << options.initial_scale << ", " << options.max_scale);
+                 << options.min_scale << ", " << options.initial_scale << ", "
+                 << options.max_scale);
   BOOK_CHECK(options.growth_factor > 1 && options.backoff_factor > 0 && options.backoff_factor < 1,
              "LossScaler: need growth_factor > 1 and 0 < backoff_factor < 1, got "
                  << options.growth_factor << " and " << options.backoff_factor);

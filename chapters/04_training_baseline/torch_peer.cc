@@ -41,10 +41,11 @@ TorchGpt::TorchGpt(const Config& config, const float* params, int threads)
   AdamWConfig ours;
   auto options = torch::optim::AdamWOptions(1e-3).betas({ours.beta1, ours.beta2}).eps(ours.epsilon);
   std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(
-                                 torch::optim::AdamWOptions(options).weight_decay(ours.weight_decay)));
-  groups.emplace_back(no_decay,
-                      std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(options).weight_decay(0)));
+  groups.emplace_back(decay,
+                      std::make_unique<torch::optim::AdamWOptions>(
+                          torch::optim::AdamWOptions(options).weight_decay(ours.weight_decay)));
+  groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(
+                                    torch::optim::AdamWOptions(options).weight_decay(0)));
   impl_->optimizer = std::make_unique<torch::optim::AdamW>(groups, options);
 }
 
@@ -52,8 +53,8 @@ TorchGpt::~TorchGpt() = default;
 
 int TorchGpt::threads() { return torch::get_num_threads(); }
 
-float TorchGpt::forward_backward(const std::vector<int>& tokens, const std::vector<int>& targets, int batch,
-                                 int seq_len) {
+float TorchGpt::forward_backward(const std::vector<int>& tokens, const std::vector<int>& targets,
+                                 int batch, int seq_len) {
   const Config& c = impl_->config;
   const long B = batch, T = seq_len, C = c.d_model, H = c.n_head, hs = c.head_size();
   for (auto& t : impl_->tensors)

@@ -1,4 +1,5 @@
-// bazel run -c opt //chapters/04_training_baseline:train [-- --tour] [--steps N] [--precision fp32|bf16|fp16]
+// bazel run -c opt //chapters/04_training_baseline:train [-- --tour] [--steps N] [--precision
+// fp32|bf16|fp16]
 //
 // Trains the tiny GPT on 3-digit addition for a few minutes on the CPU, printing a progress line
 // every few steps (loss, tokens/s, MFU against chapter 1's measured FP32 peak), then the
@@ -47,10 +48,15 @@ Args parse(int argc, char** argv) {
       args.steps = std::stoll(value());
     } else if (a == "--precision") {
       const std::string p = value();
-      BOOK_CHECK(p == "fp32" || p == "bf16" || p == "fp16", "--precision must be fp32, bf16 or fp16, got " << p);
-      args.precision = p == "fp32" ? Precision::kFP32 : p == "bf16" ? Precision::kBF16 : Precision::kFP16;
+      BOOK_CHECK(p == "fp32" || p == "bf16" || p == "fp16",
+                 "--precision must be fp32, bf16 or fp16, got " << p);
+      args.precision = p == "fp32"   ? Precision::kFP32
+                       : p == "bf16" ? Precision::kBF16
+                                     : Precision::kFP16;
     } else {
-      BOOK_CHECK(false, "unknown argument " << a << " (use --tour, --steps N, --digits D, --precision fp32|bf16|fp16)");
+      BOOK_CHECK(false, "unknown argument "
+                            << a
+                            << " (use --tour, --steps N, --digits D, --precision fp32|bf16|fp16)");
     }
   }
   BOOK_CHECK(args.steps >= 10, "--steps must be >= 10, got " << args.steps);
@@ -67,8 +73,8 @@ void plot(const std::string& csv, const std::string& png) {
   const std::string script = "set terminal pngcairo size 800,480; set output '" + png +
                              "'; set datafile separator ','; set key top right; set logscale y;"
                              " set xlabel 'optimizer step'; set ylabel 'cross-entropy (nats)';"
-                             " set title 'Tiny GPT on addition'; plot '" + csv +
-                             "' using 1:2 skip 1 with lines title 'train loss', '" + csv +
+                             " set title 'Tiny GPT on addition'; plot '" +
+                             csv + "' using 1:2 skip 1 with lines title 'train loss', '" + csv +
                              "' using 1:3 skip 1 with linespoints title 'validation loss'";
   const std::string command = "gnuplot -e \"" + script + "\" 2>/dev/null";
   if (std::system(command.c_str()) == 0)
@@ -96,8 +102,9 @@ int main(int argc, char** argv) try {
   for (int i = 0; i < args.digits; ++i) limit *= 10;
   const std::int64_t ex_a = 123456 % limit, ex_b = 654321 % limit;  // "123+456" for 3 digits
   const Config& config = trainer.options().model;
-  const int threads = book::gemm::sgemm_threads() ? book::gemm::sgemm_threads()
-                                                  : static_cast<int>(std::thread::hardware_concurrency());
+  const int threads = book::gemm::sgemm_threads()
+                          ? book::gemm::sgemm_threads()
+                          : static_cast<int>(std::thread::hardware_concurrency());
   // Measured now and again after training; the larger is used, because on a shared machine a
   // measurement taken while another process runs comes out low (and would inflate the MFU).
   const double peak_before = book::gemm::measure_fp32_peak_gflops(threads);
@@ -105,16 +112,18 @@ int main(int argc, char** argv) try {
   const double flops_per_token = config.training_flops_per_token(trainer.task().model_context());
 
   std::cout << "# Chapter 4: a tiny GPT trained on the CPU\n\n"
-            << "model:      " << config.n_layer << " layers, d_model " << config.d_model << ", " << config.n_head
-            << " heads, context " << config.context << ", vocab " << config.vocab_size << ": "
-            << config.parameter_count() << " parameters (N = " << config.matmul_parameter_count()
-            << " in matrix products)\n"
+            << "model:      " << config.n_layer << " layers, d_model " << config.d_model << ", "
+            << config.n_head << " heads, context " << config.context << ", vocab "
+            << config.vocab_size << ": " << config.parameter_count()
+            << " parameters (N = " << config.matmul_parameter_count() << " in matrix products)\n"
             << "task:       " << trainer.task().digits() << "-digit addition, e.g. "
             << AdditionTask::to_text(trainer.task().encode(ex_a, ex_b)) << " (sum reversed)\n"
             << "step:       " << options.micro_batch << " sequences x " << options.accumulation
-            << " micro-batches = " << trainer.tokens_per_step() << " tokens, " << precision_name(args.precision)
-            << ", AdamW, warm-up " << options.warmup_steps << " + cosine to step " << args.steps << "\n"
-            << "FLOPs:      6N + 12·L·C·T = " << book::fixed(flops_per_token / 1e6, 3) << " MFLOP per token\n"
+            << " micro-batches = " << trainer.tokens_per_step() << " tokens, "
+            << precision_name(args.precision) << ", AdamW, warm-up " << options.warmup_steps
+            << " + cosine to step " << args.steps << "\n"
+            << "FLOPs:      6N + 12·L·C·T = " << book::fixed(flops_per_token / 1e6, 3)
+            << " MFLOP per token\n"
             << "peak:       " << book::fixed(peak_before, 1) << " GFLOP/s FP32 on " << threads
             << " threads (chapter 1's FMA measurement; measured again at the end)\n\n";
 
@@ -132,12 +141,14 @@ int main(int argc, char** argv) try {
       const double tokens_per_s = window_steps * trainer.tokens_per_step() / window.seconds();
       const double mfu = tokens_per_s * flops_per_token / (peak * 1e9);
       const float val = trainer.validation_loss(4);
-      curve.add_row({std::to_string(s), book::fixed(r.loss, 5), book::fixed(val, 5), book::fixed(r.lr, 6),
-                     book::fixed(r.grad_norm, 4), book::fixed(tokens_per_s, 0)});
+      curve.add_row({std::to_string(s), book::fixed(r.loss, 5), book::fixed(val, 5),
+                     book::fixed(r.lr, 6), book::fixed(r.grad_norm, 4),
+                     book::fixed(tokens_per_s, 0)});
       std::printf("step %5lld | loss %.4f | val %.4f | lr %.2e | %8.0f tokens/s | MFU %5.1f%%\n",
                   static_cast<long long>(s), r.loss, val, r.lr, tokens_per_s, 100 * mfu);
-      progress.add_row({std::to_string(s), book::fixed(r.loss, 4), book::fixed(val, 4), book::fixed(r.lr, 6),
-                        book::fixed(r.grad_norm, 3), book::fixed(tokens_per_s, 0), book::fixed(100 * mfu, 1) + "%"});
+      progress.add_row({std::to_string(s), book::fixed(r.loss, 4), book::fixed(val, 4),
+                        book::fixed(r.lr, 6), book::fixed(r.grad_norm, 3),
+                        book::fixed(tokens_per_s, 0), book::fixed(100 * mfu, 1) + "%"});
       window.reset();
       window_steps = 0;
     }
@@ -151,18 +162,24 @@ int main(int argc, char** argv) try {
   const double val_accuracy = trainer.accuracy(1000, Split::kValidation);
   const double train_accuracy = trainer.accuracy(1000, Split::kTrain);
 
-  std::cout << "\n" << progress.markdown() << "\n"
-            << "trained:    " << args.steps << " steps in " << book::fixed(seconds, 1) << " s (incl. evaluation), "
-            << book::fixed(tokens_per_s, 0) << " tokens/s, MFU " << book::fixed(100 * mfu, 1) << "%"
-            << (skipped ? ", " + std::to_string(skipped) + " steps skipped by the loss scaler" : "") << "\n"
-            << "peak:       " << book::fixed(peak_before, 1) << " GFLOP/s before, " << book::fixed(peak_after, 1)
-            << " after; MFU uses " << book::fixed(peak, 1) << " (the progress lines used the first)\n"
-            << "val loss:   " << book::fixed(initial_val, 4) << " at init (ln 10 = 2.3026 is a uniform guess over digits) -> "
-            << sig(final_val) << "\n"
-            << "accuracy:   " << book::fixed(100 * val_accuracy, 1) << "% of 1000 validation sums exactly right ("
-            << book::fixed(100 * train_accuracy, 1) << "% on training pairs; chance is 0.01%)\n"
-            << "example:    " << ex_a << "+" << ex_b << " -> " << trainer.answer(ex_a, ex_b) << ", " << limit - 1
-            << "+1 -> " << trainer.answer(limit - 1, 1) << "\n";
+  std::cout << "\n"
+            << progress.markdown() << "\n"
+            << "trained:    " << args.steps << " steps in " << book::fixed(seconds, 1)
+            << " s (incl. evaluation), " << book::fixed(tokens_per_s, 0) << " tokens/s, MFU "
+            << book::fixed(100 * mfu, 1) << "%"
+            << (skipped ? ", " + std::to_string(skipped) + " steps skipped by the loss scaler" : "")
+            << "\n"
+            << "peak:       " << book::fixed(peak_before, 1) << " GFLOP/s before, "
+            << book::fixed(peak_after, 1) << " after; MFU uses " << book::fixed(peak, 1)
+            << " (the progress lines used the first)\n"
+            << "val loss:   " << book::fixed(initial_val, 4)
+            << " at init (ln 10 = 2.3026 is a uniform guess over digits) -> " << sig(final_val)
+            << "\n"
+            << "accuracy:   " << book::fixed(100 * val_accuracy, 1)
+            << "% of 1000 validation sums exactly right (" << book::fixed(100 * train_accuracy, 1)
+            << "% on training pairs; chance is 0.01%)\n"
+            << "example:    " << ex_a << "+" << ex_b << " -> " << trainer.answer(ex_a, ex_b) << ", "
+            << limit - 1 << "+1 -> " << trainer.answer(limit - 1, 1) << "\n";
 
   const MemoryReport memory = trainer.memory();
   const std::string dir = book::results_dir();
@@ -172,22 +189,28 @@ int main(int argc, char** argv) try {
   trainer.save(dir + "/ch04_checkpoint.bin");
   std::cout << "checkpoint: " << dir << "/ch04_checkpoint.bin\n\n";
 
-  std::cout << "## Memory of a training step (" << precision_name(args.precision) << ", measured from the buffers)\n\n"
+  std::cout << "## Memory of a training step (" << precision_name(args.precision)
+            << ", measured from the buffers)\n\n"
             << memory_table(memory).markdown() << "\n";
   const MemoryReport mixed = mixed_precision_memory(options);
-  std::cout << "## The same model in mixed precision (FP16 weights and grads, FP32 master + Adam)\n\n"
-            << memory_table(mixed).markdown() << "\n";
-  std::cout << "## FP16 overflow and underflow, and what cures them\n\n" << precision_demo_table().markdown() << "\n";
+  std::cout
+      << "## The same model in mixed precision (FP16 weights and grads, FP32 master + Adam)\n\n"
+      << memory_table(mixed).markdown() << "\n";
+  std::cout << "## FP16 overflow and underflow, and what cures them\n\n"
+            << precision_demo_table().markdown() << "\n";
 
-  std::cout << "tour: 04 | val loss of the tiny GPT, " << args.steps << " steps (" << book::fixed(seconds, 0)
-            << " s) | " << book::fixed(initial_val, 2) << " -> " << sig(final_val)
-            << " nats | the loss falls: the model learns\n"
-            << "tour: 04 | exact-sum accuracy, " << args.digits << "-digit addition, 1000 held-out sums | "
-            << book::fixed(100 * val_accuracy, 1) << "% | well above chance (0.01%)\n"
-            << "tour: 04 | model state per parameter, mixed-precision AdamW (" << mixed.parameters << " params) | "
-            << book::fixed(mixed.state_bytes_per_parameter(), 2) << " B/param | ~16 bytes per parameter (2+2+4+4+4)\n"
-            << "tour: 04 | training throughput, MFU vs measured FP32 peak | " << book::fixed(100 * mfu, 1)
-            << "% (" << book::fixed(tokens_per_s, 0) << " tokens/s) | MFU = 6N+attn FLOPs x tokens/s / peak\n";
+  std::cout << "tour: 04 | val loss of the tiny GPT, " << args.steps << " steps ("
+            << book::fixed(seconds, 0) << " s) | " << book::fixed(initial_val, 2) << " -> "
+            << sig(final_val) << " nats | the loss falls: the model learns\n"
+            << "tour: 04 | exact-sum accuracy, " << args.digits
+            << "-digit addition, 1000 held-out sums | " << book::fixed(100 * val_accuracy, 1)
+            << "% | well above chance (0.01%)\n"
+            << "tour: 04 | model state per parameter, mixed-precision AdamW (" << mixed.parameters
+            << " params) | " << book::fixed(mixed.state_bytes_per_parameter(), 2)
+            << " B/param | ~16 bytes per parameter (2+2+4+4+4)\n"
+            << "tour: 04 | training throughput, MFU vs measured FP32 peak | "
+            << book::fixed(100 * mfu, 1) << "% (" << book::fixed(tokens_per_s, 0)
+            << " tokens/s) | MFU = 6N+attn FLOPs x tokens/s / peak\n";
   return 0;
 } catch (const std::exception& error) {
   std::cerr << "train: " << error.what() << "\n";

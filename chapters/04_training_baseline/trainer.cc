@@ -16,10 +16,12 @@ TrainOptions with_task_shape(TrainOptions options) {
   options.model.context = task.model_context();
   options.model.validate();
   BOOK_CHECK(options.micro_batch >= 1 && options.accumulation >= 1,
-             "TrainOptions: micro_batch and accumulation must be >= 1, got " << options.micro_batch
-                                                                            << " and " << options.accumulation);
-  BOOK_CHECK(options.clip_norm > 0, "TrainOptions: clip_norm must be positive, got " << options.clip_norm);
-  learning_rate(1, options.warmup_steps, options.total_steps, options.max_lr, options.min_lr);  // checks
+             "TrainOptions: micro_batch and accumulation must be >= 1, got "
+                 << options.micro_batch << " and " << options.accumulation);
+  BOOK_CHECK(options.clip_norm > 0,
+             "TrainOptions: clip_norm must be positive, got " << options.clip_norm);
+  learning_rate(1, options.warmup_steps, options.total_steps, options.max_lr,
+                options.min_lr);  // checks
   return options;
 }
 
@@ -31,9 +33,13 @@ double MemoryReport::state_bytes_per_parameter() const {
 }
 
 Trainer::Trainer(const TrainOptions& options)
-    : options_(with_task_shape(options)), task_(options_.digits),
-      model_(options_.model, options_.micro_batch), m_(model_.layout().total(), 0.0f),
-      v_(model_.layout().total(), 0.0f), scaler_(options_.scaler), data_rng_(options_.seed ^ 0xda7aULL) {
+    : options_(with_task_shape(options)),
+      task_(options_.digits),
+      model_(options_.model, options_.micro_batch),
+      m_(model_.layout().total(), 0.0f),
+      v_(model_.layout().total(), 0.0f),
+      scaler_(options_.scaler),
+      data_rng_(options_.seed ^ 0xda7aULL) {
   model_.init(options_.seed);
   if (mixed()) {
     const std::size_t n = model_.layout().total();
@@ -71,13 +77,14 @@ StepResult Trainer::step() {
   double loss_sum = 0;
   for (int micro = 0; micro < options_.accumulation; ++micro) {
     const Batch batch = task_.batch(data_rng_, Split::kTrain, options_.micro_batch);
-    loss_sum += model_.forward(batch.tokens.data(), batch.targets.data(), batch.batch, batch.seq_len);
+    loss_sum +=
+        model_.forward(batch.tokens.data(), batch.targets.data(), batch.batch, batch.seq_len);
     // Each micro-batch's loss is a mean, so dividing by the count makes the sum a mean too.
     model_.backward(result.loss_scale / static_cast<float>(options_.accumulation));
   }
   result.loss = static_cast<float>(loss_sum / options_.accumulation);
 
-//! [mixed_precision_step]
+  //! [mixed_precision_step]
   std::span<float> grads = model_.grads().span();
   if (mixed()) {
     // The gradients as 16-bit storage would hold them: FP16 overflows past 65504 and flushes
@@ -95,7 +102,7 @@ StepResult Trainer::step() {
     }
   }
   result.grad_norm = clip_global_norm(grads, options_.clip_norm);
-//! [mixed_precision_step]
+  //! [mixed_precision_step]
 
   ++adam_step_;
   float* weights = master();
@@ -124,7 +131,8 @@ float Trainer::validation_loss(int batches, std::uint64_t seed) {
 double Trainer::accuracy(int examples, Split split, std::uint64_t seed) {
   BOOK_CHECK(examples >= 1, "accuracy: examples must be >= 1, got " << examples);
   Rng rng(seed);
-  const int prompt = task_.prompt_length(), answer = task_.answer_length(), vocab = options_.model.vocab_size;
+  const int prompt = task_.prompt_length(), answer = task_.answer_length(),
+            vocab = options_.model.vocab_size;
   int correct = 0;
   for (int done = 0; done < examples;) {
     const int b = std::min(options_.micro_batch, examples - done);
@@ -186,13 +194,14 @@ void Trainer::load(const std::string& path) {
   const CheckpointReader in(path);
   const auto config = in.read_value<Config>("config");
   BOOK_CHECK(std::memcmp(&config, &options_.model, sizeof(Config)) == 0,
-             "checkpoint " << path << " is of another model (" << config.n_layer << " layers, d_model "
-                           << config.d_model << ", " << config.n_head << " heads); this trainer has "
-                           << options_.model.n_layer << ", " << options_.model.d_model << ", "
-                           << options_.model.n_head);
+             "checkpoint " << path << " is of another model (" << config.n_layer
+                           << " layers, d_model " << config.d_model << ", " << config.n_head
+                           << " heads); this trainer has " << options_.model.n_layer << ", "
+                           << options_.model.d_model << ", " << options_.model.n_head);
   const auto precision = in.read_value<std::int32_t>("precision");
   BOOK_CHECK(precision == static_cast<std::int32_t>(options_.precision),
-             "checkpoint " << path << " was written by a " << precision_name(static_cast<Precision>(precision))
+             "checkpoint " << path << " was written by a "
+                           << precision_name(static_cast<Precision>(precision))
                            << " run; this trainer is " << precision_name(options_.precision));
   step_ = in.read_value<std::int64_t>("step");
   adam_step_ = in.read_value<std::int64_t>("adam_step");
@@ -202,7 +211,8 @@ void Trainer::load(const std::string& path) {
   std::uint64_t state[4];
   in.read_array<std::uint64_t>("data_rng", std::span<std::uint64_t>(state, 4));
   data_rng_.set_state(std::span<const std::uint64_t, 4>(state, 4));
-  scaler_.restore(in.read_value<float>("loss_scale"), in.read_value<std::int32_t>("loss_scale_clean_steps"));
+  scaler_.restore(in.read_value<float>("loss_scale"),
+                  in.read_value<std::int32_t>("loss_scale_clean_steps"));
   if (mixed()) refresh_low_weights();
 }
 

@@ -20,41 +20,41 @@ namespace book::train {
 
 /// Everything that defines a run; two runs with equal options produce bit-identical losses.
 struct TrainOptions {
-  Config model;                   ///< the model's shape (vocab and context are set from the task)
-  int digits = 3;                 ///< digits per operand of the addition task
-  int micro_batch = 32;           ///< sequences per forward/backward
-  int accumulation = 1;           ///< micro-batches per optimizer step
-  std::int64_t total_steps = 1000;   ///< optimizer steps of the schedule
-  std::int64_t warmup_steps = 50;    ///< linear warm-up steps
-  float max_lr = 3e-3f;           ///< peak learning rate
-  float min_lr = 3e-4f;           ///< learning rate at the end of the cosine
-  AdamWConfig adamw;              ///< betas, epsilon, weight decay
-  float clip_norm = 1.0f;         ///< global gradient-norm limit
+  Config model;                     ///< the model's shape (vocab and context are set from the task)
+  int digits = 3;                   ///< digits per operand of the addition task
+  int micro_batch = 32;             ///< sequences per forward/backward
+  int accumulation = 1;             ///< micro-batches per optimizer step
+  std::int64_t total_steps = 1000;  ///< optimizer steps of the schedule
+  std::int64_t warmup_steps = 50;   ///< linear warm-up steps
+  float max_lr = 3e-3f;             ///< peak learning rate
+  float min_lr = 3e-4f;             ///< learning rate at the end of the cosine
+  AdamWConfig adamw;                ///< betas, epsilon, weight decay
+  float clip_norm = 1.0f;           ///< global gradient-norm limit
   Precision precision = Precision::kFP32;  ///< storage of weights and gradients
-  LossScaler::Options scaler;     ///< dynamic loss scaling (used with FP16 only)
-  std::uint64_t seed = 1234;      ///< initialisation and data order
+  LossScaler::Options scaler;              ///< dynamic loss scaling (used with FP16 only)
+  std::uint64_t seed = 1234;               ///< initialisation and data order
 };
 
 /// What one optimizer step did.
 struct StepResult {
-  std::int64_t step = 0;   ///< steps done, this one included
-  float loss = 0;          ///< mean training loss over the step's micro-batches
-  double grad_norm = 0;    ///< global norm before clipping (0 when skipped)
-  float lr = 0;            ///< learning rate used
-  bool skipped = false;    ///< FP16 overflow: no update, loss scale halved
-  float loss_scale = 1;    ///< loss scale used for this step
+  std::int64_t step = 0;  ///< steps done, this one included
+  float loss = 0;         ///< mean training loss over the step's micro-batches
+  double grad_norm = 0;   ///< global norm before clipping (0 when skipped)
+  float lr = 0;           ///< learning rate used
+  bool skipped = false;   ///< FP16 overflow: no update, loss scale halved
+  float loss_scale = 1;   ///< loss scale used for this step
 };
 
 /// Bytes of every buffer a training step holds, measured from the buffers themselves.
 struct MemoryReport {
-  std::int64_t parameters = 0;          ///< parameter count
-  std::size_t master_weights = 0;       ///< FP32 weights the optimizer updates
-  std::size_t adam_moments = 0;         ///< FP32 m and v
-  std::size_t low_weights = 0;          ///< 16-bit weights (mixed precision only)
-  std::size_t low_grads = 0;            ///< 16-bit gradients (mixed precision only)
-  std::size_t fp32_grads = 0;           ///< FP32 gradients (FP32 training only)
-  std::size_t emulation_scratch = 0;    ///< FP32 copies the CPU emulation needs (a GPU would not)
-  std::size_t activations = 0;          ///< activations kept for backward, one micro-batch
+  std::int64_t parameters = 0;        ///< parameter count
+  std::size_t master_weights = 0;     ///< FP32 weights the optimizer updates
+  std::size_t adam_moments = 0;       ///< FP32 m and v
+  std::size_t low_weights = 0;        ///< 16-bit weights (mixed precision only)
+  std::size_t low_grads = 0;          ///< 16-bit gradients (mixed precision only)
+  std::size_t fp32_grads = 0;         ///< FP32 gradients (FP32 training only)
+  std::size_t emulation_scratch = 0;  ///< FP32 copies the CPU emulation needs (a GPU would not)
+  std::size_t activations = 0;        ///< activations kept for backward, one micro-batch
   /// Bytes per parameter of model state (weights, gradients, optimizer), scratch excluded.
   double state_bytes_per_parameter() const;
 };
@@ -80,14 +80,14 @@ class Trainer {
   /// Restores a checkpoint written by save() from a run with the same options' model config.
   void load(const std::string& path);
 
-  std::int64_t steps_done() const { return step_; }                    ///< optimizer steps so far
-  std::int64_t tokens_per_step() const;                                ///< model positions per step
+  std::int64_t steps_done() const { return step_; }  ///< optimizer steps so far
+  std::int64_t tokens_per_step() const;              ///< model positions per step
   /// Bytes of every buffer, activations sized for one training micro-batch.
   MemoryReport memory();
-  Model<float>& model() { return model_; }                             ///< the model
-  const AdditionTask& task() const { return task_; }                   ///< the data
-  const TrainOptions& options() const { return options_; }             ///< the options
-  const LossScaler& scaler() const { return scaler_; }                 ///< loss scaling state
+  Model<float>& model() { return model_; }                  ///< the model
+  const AdditionTask& task() const { return task_; }        ///< the data
+  const TrainOptions& options() const { return options_; }  ///< the options
+  const LossScaler& scaler() const { return scaler_; }      ///< loss scaling state
 
  private:
   bool mixed() const { return options_.precision != Precision::kFP32; }

@@ -56,7 +56,7 @@ void attention_backward(const T* dout, const T* qkv, const T* att, int batch, in
 
 template void attention_backward<float>(const float*, const float*, const float*, int, int, int,
                                         int, float*);
-template void attention_backward<double>(const double*, const double*, const double*, int, int,
-                                         int, int, double*);
+template void attention_backward<double>(const double*, const double*, const double*, int, int, int,
+                                         int, double*);
 
 }  // namespace book::train

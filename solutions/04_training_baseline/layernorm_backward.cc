@@ -33,8 +33,7 @@ void layernorm_backward(const T* dout, const T* x, const T* gain, const T* mean,
 
 template void layernorm_backward<float>(const float*, const float*, const float*, const float*,
                                         const float*, int, int, float*, float*, float*);
-template void layernorm_backward<double>(const double*, const double*, const double*,
-                                         const double*, const double*, int, int, double*, double*,
-                                         double*);
+template void layernorm_backward<double>(const double*, const double*, const double*, const double*,
+                                         const double*, int, int, double*, double*, double*);
 
 }  // namespace book::train

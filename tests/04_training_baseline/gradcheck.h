@@ -13,7 +13,8 @@
 namespace book::train::testing {
 
 /// Random values in [lo, hi) from a seeded stream (never zeros, never a constant).
-inline std::vector<double> random_vector(std::size_t n, Rng& rng, double lo = -1.0, double hi = 1.0) {
+inline std::vector<double> random_vector(std::size_t n, Rng& rng, double lo = -1.0,
+                                         double hi = 1.0) {
   std::vector<double> v(n);
   for (auto& x : v) x = rng.uniform(lo, hi);
   return v;
@@ -25,8 +26,8 @@ inline std::vector<float> to_float(const std::vector<double>& v) { return {v.beg
 /// Central difference (f(x+h) - f(x-h)) / 2h of the scalar `loss` with respect to each element
 /// of `x` (perturbed in place and restored). Error O(h²) plus rounding O(ε/h): about 1e-10 at
 /// h = 1e-6 in double for the smooth functions tested here.
-inline std::vector<double> numeric_gradient(std::vector<double>& x, const std::function<double()>& loss,
-                                            double h = 1e-6) {
+inline std::vector<double> numeric_gradient(std::vector<double>& x,
+                                            const std::function<double()>& loss, double h = 1e-6) {
   std::vector<double> g(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double saved = x[i];

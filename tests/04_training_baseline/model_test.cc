@@ -4,10 +4,10 @@
 #include <barrier>
 #include <cmath>
 #include <cstdio>
-#include <limits>
-#include <thread>
 #include <cstring>
+#include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "chapters/04_training_baseline/block.h"
@@ -39,7 +39,8 @@ struct TinyBatch {
     Rng rng(seed);
     for (int i = 0; i < batch * seq_len; ++i) {
       tokens.push_back(static_cast<int>(rng.uniform_int(0, 11)));
-      targets.push_back(i % 3 == 0 ? -1 : static_cast<int>(rng.uniform_int(0, 11)));  // some ignored
+      targets.push_back(i % 3 == 0 ? -1
+                                   : static_cast<int>(rng.uniform_int(0, 11)));  // some ignored
     }
   }
 };
@@ -69,8 +70,10 @@ EXERCISE_TEST("train.attention_backward", WholeModel, GradientMatchesFiniteDiffe
     return model.forward(b.tokens.data(), b.targets.data(), b.batch, b.seq_len);
   });
   for (const auto& slot : model.layout().slots()) {
-    const std::vector<double> want(numeric.begin() + slot.offset, numeric.begin() + slot.offset + slot.size());
-    const std::vector<double> got(analytic.begin() + slot.offset, analytic.begin() + slot.offset + slot.size());
+    const std::vector<double> want(numeric.begin() + slot.offset,
+                                   numeric.begin() + slot.offset + slot.size());
+    const std::vector<double> got(analytic.begin() + slot.offset,
+                                  analytic.begin() + slot.offset + slot.size());
     expect_close("gradient of " + slot.name, want, got, 1e-7);
   }
 }
@@ -140,8 +143,8 @@ EXERCISE_TEST("train.attention_backward", TensorParallel, TwoShardsReproduceTheW
     out.y.assign(n * c, std::numeric_limits<double>::quiet_NaN());  // poisoned
     out.dx.assign(n * c, std::numeric_limits<double>::quiet_NaN());
     block_forward(config, w.blocks[0], shard, batch, seq_len, x.data(), out.y.data(), acts, reduce);
-    block_backward(config, w.blocks[0], g.blocks[0], shard, batch, seq_len, x.data(), dy.data(), out.dx.data(),
-                   acts, reduce);
+    block_backward(config, w.blocks[0], g.blocks[0], shard, batch, seq_len, x.data(), dy.data(),
+                   out.dx.data(), acts, reduce);
   };
   Result full, rank[2];
   run(Shard{}, {}, full);
@@ -164,8 +167,10 @@ EXERCISE_TEST("train.attention_backward", TensorParallel, TwoShardsReproduceTheW
       if (t == "w_qkv" || t == "b_qkv") return s.head_begin <= head_col && head_col < s.head_end;
       if (t == "w_out") return s.head_begin <= head_row && head_row < s.head_end;
       if (t == "b_out") return s.head_begin == 0;
-      if (t == "w_fc" || t == "b_fc") return s.hidden_begin <= static_cast<int>(col) && static_cast<int>(col) < s.hidden_end;
-      if (t == "w_proj") return s.hidden_begin <= static_cast<int>(row) && static_cast<int>(row) < s.hidden_end;
+      if (t == "w_fc" || t == "b_fc")
+        return s.hidden_begin <= static_cast<int>(col) && static_cast<int>(col) < s.hidden_end;
+      if (t == "w_proj")
+        return s.hidden_begin <= static_cast<int>(row) && static_cast<int>(row) < s.hidden_end;
       if (t == "b_proj") return s.hidden_begin == 0;
       return true;  // LayerNorm gains and biases: replicated
     };
@@ -174,7 +179,8 @@ EXERCISE_TEST("train.attention_backward", TensorParallel, TwoShardsReproduceTheW
       std::vector<double> want, got;
       for (std::size_t i = 0; i < slot.rows; ++i)
         for (std::size_t j = 0; j < slot.cols; ++j) {
-          want.push_back(owned(slot.name, i, j) ? full.grads[slot.offset + i * slot.cols + j] : 0.0);
+          want.push_back(owned(slot.name, i, j) ? full.grads[slot.offset + i * slot.cols + j]
+                                                : 0.0);
           got.push_back(rank[r].grads[slot.offset + i * slot.cols + j]);
         }
       expect_close("gradient of " + slot.name, want, got, 1e-12);
@@ -201,18 +207,22 @@ EXERCISE_TEST("train.attention_backward", PipelineParallel, TwoStagesReproduceTh
   stage1.set_shape(b.batch, b.seq_len);
   std::copy(stage0.residual(1), stage0.residual(1) + nc, stage1.residual(1));  // "send"
   stage1.layers_forward(1, 2);
-  EXPECT_EQ(stage1.head_forward(b.targets.data()), loss) << "the pipeline's loss must be bit-identical";
+  EXPECT_EQ(stage1.head_forward(b.targets.data()), loss)
+      << "the pipeline's loss must be bit-identical";
   stage1.head_backward(1.0);
   stage1.layers_backward(2, 1);
-  std::copy(stage1.residual_grad(1), stage1.residual_grad(1) + nc, stage0.residual_grad(1));  // "send back"
+  std::copy(stage1.residual_grad(1), stage1.residual_grad(1) + nc,
+            stage0.residual_grad(1));  // "send back"
   stage0.layers_backward(1, 0);
   stage0.embed_backward();
   std::vector<double> summed(whole.layout().total());
   for (std::size_t i = 0; i < summed.size(); ++i) summed[i] = stage0.grads()[i] + stage1.grads()[i];
-  expect_close("stage0 + stage1 gradients", {whole.grads().begin(), whole.grads().end()}, summed, 1e-12);
+  expect_close("stage0 + stage1 gradients", {whole.grads().begin(), whole.grads().end()}, summed,
+               1e-12);
   const auto [l1_begin, l1_end] = whole.layout().layer_range(1);
   for (std::size_t i = l1_begin; i < l1_end; ++i)
-    ASSERT_EQ(stage0.grads()[i], 0.0) << "stage 0 must not touch layer 1's gradient (element " << i << ")";
+    ASSERT_EQ(stage0.grads()[i], 0.0)
+        << "stage 0 must not touch layer 1's gradient (element " << i << ")";
 }
 
 TrainOptions tiny_training(Precision precision = Precision::kFP32) {
@@ -236,11 +246,13 @@ std::vector<float> losses(Trainer& trainer, int steps) {
   return out;
 }
 
-void expect_bit_identical(const std::vector<float>& a, const std::vector<float>& b, const std::string& what) {
+void expect_bit_identical(const std::vector<float>& a, const std::vector<float>& b,
+                          const std::string& what) {
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i)
     EXPECT_EQ(std::memcmp(&a[i], &b[i], sizeof(float)), 0)
-        << what << ": step " << i + 1 << " loss " << a[i] << " vs " << b[i] << " (must be bit-identical)";
+        << what << ": step " << i + 1 << " loss " << a[i] << " vs " << b[i]
+        << " (must be bit-identical)";
 }
 
 EXERCISE_TEST("train.adamw_step", Determinism, SameSeedSameLossesBitForBit) {
@@ -250,7 +262,8 @@ EXERCISE_TEST("train.adamw_step", Determinism, SameSeedSameLossesBitForBit) {
     TrainOptions other = tiny_training(p);
     other.seed += 1;
     Trainer c(other);
-    EXPECT_NE(losses(c, 1)[0], Trainer(tiny_training(p)).step().loss) << "another seed must give another run";
+    EXPECT_NE(losses(c, 1)[0], Trainer(tiny_training(p)).step().loss)
+        << "another seed must give another run";
   }
 }
 
@@ -272,7 +285,8 @@ EXERCISE_TEST("train.adamw_step", Checkpoint, ResumedRunIsBitIdentical) {
     expect_bit_identical(std::vector<float>(expected.begin() + 3, expected.end()), tail, "resumed");
     EXPECT_EQ(resumed.scaler().scale(), straight.scaler().scale());
     EXPECT_EQ(std::memcmp(resumed.model().params().data(), straight.model().params().data(),
-                          straight.model().params().size() * sizeof(float)), 0)
+                          straight.model().params().size() * sizeof(float)),
+              0)
         << "weights after the resumed run differ from the uninterrupted run's";
     std::remove(path.c_str());
   }
@@ -297,17 +311,20 @@ EXERCISE_TEST("train.adamw_step", GradientAccumulation, TwoHalvesEqualOneWholeBa
 
 EXERCISE_TEST("train.loss_scaler", MixedPrecision, Fp16OverflowSkipsTheStepAndHalvesTheScale) {
   TrainOptions options = tiny_training(Precision::kFP16);
-  options.scaler.initial_scale = options.scaler.max_scale = 16777216.0f;  // 2^24: gradients overflow
+  options.scaler.initial_scale = options.scaler.max_scale =
+      16777216.0f;  // 2^24: gradients overflow
   Trainer trainer(options);
   const std::vector<float> before(trainer.model().params().begin(), trainer.model().params().end());
   const StepResult r = trainer.step();
   ASSERT_TRUE(r.skipped) << "gradients times 2^24 exceed 65504 and must be caught";
   EXPECT_EQ(trainer.scaler().scale(), 8388608.0f);
-  EXPECT_EQ(std::memcmp(before.data(), trainer.model().params().data(), before.size() * sizeof(float)), 0)
+  EXPECT_EQ(
+      std::memcmp(before.data(), trainer.model().params().data(), before.size() * sizeof(float)), 0)
       << "a skipped step must leave the weights untouched";
   int applied = 0;
   for (int i = 0; i < 30 && applied == 0; ++i) applied += !trainer.step().skipped;
-  EXPECT_EQ(applied, 1) << "after enough halvings a step must go through (scale now " << trainer.scaler().scale() << ")";
+  EXPECT_EQ(applied, 1) << "after enough halvings a step must go through (scale now "
+                        << trainer.scaler().scale() << ")";
 }
 
 }  // namespace

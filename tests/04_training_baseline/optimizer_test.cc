@@ -18,7 +18,8 @@ void adamw_reference(std::vector<double>& p, const std::vector<double>& g, std::
   for (std::size_t i = 0; i < p.size(); ++i) {
     m[i] = c.beta1 * m[i] + (1 - c.beta1) * g[i];
     v[i] = c.beta2 * v[i] + (1 - c.beta2) * g[i] * g[i];
-    const double m_hat = m[i] / (1 - std::pow(c.beta1, step)), v_hat = v[i] / (1 - std::pow(c.beta2, step));
+    const double m_hat = m[i] / (1 - std::pow(c.beta1, step)),
+                 v_hat = v[i] / (1 - std::pow(c.beta2, step));
     p[i] -= lr * (m_hat / (std::sqrt(v_hat) + c.epsilon) + c.weight_decay * p[i]);
   }
 }
@@ -38,7 +39,8 @@ EXERCISE_TEST("train.adamw_step", AdamW, MatchesDoubleReferenceOverSeveralSteps)
     adamw_step(p, g, m, v, step, lr, config);
     adamw_reference(pd, gd, md, vd, step, lr, config);
     for (std::size_t i = 0; i < n; ++i) {
-      ASSERT_NEAR(p[i], pd[i], 1e-6) << "param " << i << " after step " << step << " (grad " << g[i] << ")";
+      ASSERT_NEAR(p[i], pd[i], 1e-6)
+          << "param " << i << " after step " << step << " (grad " << g[i] << ")";
       ASSERT_NEAR(m[i], md[i], 1e-8) << "m[" << i << "] after step " << step;
       ASSERT_NEAR(v[i], vd[i], 1e-10) << "v[" << i << "] after step " << step;
     }
@@ -55,7 +57,8 @@ EXERCISE_TEST("train.adamw_step", AdamW, FirstStepMovesEachParameterByAboutLr) {
   adamw_step(p, g, m, v, 1, 0.01f, config);
   for (int i = 0; i < 3; ++i)
     EXPECT_NEAR(before[i] - p[i], 0.01f * (g[i] > 0 ? 1 : -1), 1e-5)
-        << "param " << i << " with gradient " << g[i] << ": expected a step of lr against the gradient's sign";
+        << "param " << i << " with gradient " << g[i]
+        << ": expected a step of lr against the gradient's sign";
 }
 
 EXERCISE_TEST("train.adamw_step", AdamW, WeightDecayIsDecoupled) {
@@ -64,16 +67,20 @@ EXERCISE_TEST("train.adamw_step", AdamW, WeightDecayIsDecoupled) {
   // normalise wd·p to ±1), which is what "decoupled" avoids.
   std::vector<float> p = {3.0f, -2.0f}, g = {0.0f, 0.0f}, m(2, 0.0f), v(2, 0.0f);
   adamw_step(p, g, m, v, 1, 0.1f, AdamWConfig{0.9f, 0.95f, 1e-8f, 0.5f});
-  EXPECT_NEAR(p[0], 3.0f * (1 - 0.1f * 0.5f), 1e-6) << "3.0 with lr 0.1, weight decay 0.5, zero gradient";
-  EXPECT_NEAR(p[1], -2.0f * (1 - 0.1f * 0.5f), 1e-6) << "-2.0 with lr 0.1, weight decay 0.5, zero gradient";
+  EXPECT_NEAR(p[0], 3.0f * (1 - 0.1f * 0.5f), 1e-6)
+      << "3.0 with lr 0.1, weight decay 0.5, zero gradient";
+  EXPECT_NEAR(p[1], -2.0f * (1 - 0.1f * 0.5f), 1e-6)
+      << "-2.0 with lr 0.1, weight decay 0.5, zero gradient";
 }
 
 EXERCISE_TEST("train.adamw_step", AdamW, RejectsMismatchedLengths) {
   std::vector<float> p(4, 1.0f), g(3, 1.0f), m(4, 0.0f), v(4, 0.0f), g4(4, 1.0f);
   adamw_step(p, g4, m, v, 1, 0.1f, AdamWConfig{});  // a valid call first (a stub skips here)
   EXPECT_LT(p[0], 1.0f);
-  EXPECT_THROW(adamw_step(p, g, m, v, 2, 0.1f, AdamWConfig{}), book::Error) << "grads shorter than params";
-  EXPECT_THROW(adamw_step(p, g4, m, v, 0, 0.1f, AdamWConfig{}), book::Error) << "step 0 (steps count from 1)";
+  EXPECT_THROW(adamw_step(p, g, m, v, 2, 0.1f, AdamWConfig{}), book::Error)
+      << "grads shorter than params";
+  EXPECT_THROW(adamw_step(p, g4, m, v, 0, 0.1f, AdamWConfig{}), book::Error)
+      << "step 0 (steps count from 1)";
 }
 
 LossScaler::Options small_options() {
@@ -111,7 +118,8 @@ EXERCISE_TEST("train.loss_scaler", LossScaler, GrowsAfterACleanWindow) {
     } else if (++clean == 3) {
       scale = std::min(scale * 2, 4096.0), clean = 0;
     }
-    ASSERT_EQ(scaler.update(overflow), expect_apply) << "step " << step << ", overflow " << overflow;
+    ASSERT_EQ(scaler.update(overflow), expect_apply)
+        << "step " << step << ", overflow " << overflow;
     ASSERT_EQ(scaler.scale(), scale) << "step " << step << ", overflow " << overflow;
     ASSERT_EQ(scaler.clean_steps(), clean) << "step " << step;
   }

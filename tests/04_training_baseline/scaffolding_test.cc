@@ -34,7 +34,8 @@ constexpr double kTol = 1e-7;  // central differences in double, h = 1e-6
 TEST(Layers, LinearBackwardMatchesFiniteDifferences) {
   const int rows = 5, in = 7, out = 3, ldw = 9;  // W is a 7×3 block of a 7×9 matrix
   Rng rng(1);
-  auto x = random_vector(rows * in, rng), w = random_vector(in * ldw, rng), b = random_vector(out, rng);
+  auto x = random_vector(rows * in, rng), w = random_vector(in * ldw, rng),
+       b = random_vector(out, rng);
   const auto dy = random_vector(rows * out, rng);
   auto loss = [&] {
     std::vector<double> y(rows * out);
@@ -42,7 +43,8 @@ TEST(Layers, LinearBackwardMatchesFiniteDifferences) {
     return weighted_sum(y, dy);
   };
   std::vector<double> dx(x.size(), 0.0), dw(w.size(), 0.0), db(out, 0.0);
-  linear_backward(dy.data(), out, x.data(), rows, in, w.data(), ldw, out, dx.data(), dw.data(), db.data());
+  linear_backward(dy.data(), out, x.data(), rows, in, w.data(), ldw, out, dx.data(), dw.data(),
+                  db.data());
   expect_close("dx", numeric_gradient(x, loss), dx, kTol);
   expect_close("dW (columns outside the block stay 0)", numeric_gradient(w, loss), dw, kTol);
   expect_close("dbias", numeric_gradient(b, loss), db, kTol);
@@ -74,7 +76,8 @@ TEST(Layers, EmbeddingBackwardMatchesFiniteDifferences) {
     return weighted_sum(out, dout);
   };
   std::vector<double> dwte(wte.size(), 0.0), dwpe(wpe.size(), 0.0);
-  embedding_backward(tokens.data(), batch, seq_len, dout.data(), channels, dwte.data(), dwpe.data());
+  embedding_backward(tokens.data(), batch, seq_len, dout.data(), channels, dwte.data(),
+                     dwpe.data());
   expect_close("dwte", numeric_gradient(wte, loss), dwte, kTol);
   expect_close("dwpe", numeric_gradient(wpe, loss), dwpe, kTol);
 }
@@ -85,7 +88,9 @@ TEST(Layers, CrossEntropyBackwardMatchesFiniteDifferences) {
   auto logits = random_vector(rows * vocab, rng, -3.0, 3.0);
   const std::vector<int> targets = {2, -1, 6, 0, -1, 3};
   std::vector<double> probs(logits.size());
-  auto loss = [&] { return cross_entropy_forward(logits.data(), targets.data(), rows, vocab, probs.data()); };
+  auto loss = [&] {
+    return cross_entropy_forward(logits.data(), targets.data(), rows, vocab, probs.data());
+  };
   const double value = loss();
   std::vector<double> dlogits(logits.size(), std::numeric_limits<double>::quiet_NaN());
   cross_entropy_backward(probs.data(), targets.data(), rows, vocab, 1.0, dlogits.data());
@@ -94,7 +99,8 @@ TEST(Layers, CrossEntropyBackwardMatchesFiniteDifferences) {
   long double expected = 0;
   for (int i : {0, 2, 3, 5}) {
     long double sum = 0;
-    for (int v = 0; v < vocab; ++v) sum += std::exp(static_cast<long double>(logits[i * vocab + v]));
+    for (int v = 0; v < vocab; ++v)
+      sum += std::exp(static_cast<long double>(logits[i * vocab + v]));
     expected += std::log(sum) - logits[i * vocab + targets[i]];
   }
   EXPECT_NEAR(value, static_cast<double>(expected / 4), 1e-12);
@@ -104,7 +110,8 @@ TEST(Layers, AttentionIsCausalAndRowsAreDistributions) {
   const int batch = 1, seq_len = 6, heads = 2, hs = 3, row = 3 * heads * hs;
   Rng rng(5);
   auto qkv = random_vector(seq_len * row, rng, -2.0, 2.0);
-  std::vector<double> att(heads * seq_len * seq_len), out(seq_len * heads * hs), att2(att.size()), out2(out.size());
+  std::vector<double> att(heads * seq_len * seq_len), out(seq_len * heads * hs), att2(att.size()),
+      out2(out.size());
   attention_forward(qkv.data(), batch, seq_len, heads, hs, att.data(), out.data());
   for (int h = 0; h < heads; ++h)
     for (int t = 0; t < seq_len; ++t) {
@@ -112,7 +119,8 @@ TEST(Layers, AttentionIsCausalAndRowsAreDistributions) {
       for (int s = 0; s < seq_len; ++s) {
         const double p = att[(h * seq_len + t) * seq_len + s];
         if (s > t) {
-          EXPECT_EQ(p, 0.0) << "head " << h << " query " << t << " attends to the future position " << s;
+          EXPECT_EQ(p, 0.0) << "head " << h << " query " << t << " attends to the future position "
+                            << s;
         }
         sum += p;
       }
@@ -120,62 +128,87 @@ TEST(Layers, AttentionIsCausalAndRowsAreDistributions) {
     }
   for (int i = 4 * row; i < 6 * row; ++i) qkv[i] += 1.0;  // change positions 4 and 5
   attention_forward(qkv.data(), batch, seq_len, heads, hs, att2.data(), out2.data());
-  for (int i = 0; i < 4 * heads * hs; ++i) EXPECT_EQ(out[i], out2[i]) << "output " << i << " saw the future";
+  for (int i = 0; i < 4 * heads * hs; ++i)
+    EXPECT_EQ(out[i], out2[i]) << "output " << i << " saw the future";
 }
 
 // The reference for 16-bit rounding: among all finite values of the format (plus the first
 // value past the largest, standing for infinity), the nearest to x, ties to the even pattern.
 template <typename Decode>
-std::uint16_t nearest_pattern(float x, Decode decode, std::uint16_t max_finite, double overflow_value) {
+std::uint16_t nearest_pattern(float x, Decode decode, std::uint16_t max_finite,
+                              double overflow_value) {
   const double v = std::fabs(static_cast<double>(x));
   std::uint16_t lo = 0, hi = max_finite;  // binary search over the monotone positive patterns
   while (lo < hi) {
     const std::uint16_t mid = static_cast<std::uint16_t>((lo + hi + 1) / 2);
-    if (decode(mid) <= v) lo = mid; else hi = static_cast<std::uint16_t>(mid - 1);
+    if (decode(mid) <= v)
+      lo = mid;
+    else
+      hi = static_cast<std::uint16_t>(mid - 1);
   }
   const double below = decode(lo);
-  const double above = lo == max_finite ? overflow_value : decode(static_cast<std::uint16_t>(lo + 1));
+  const double above =
+      lo == max_finite ? overflow_value : decode(static_cast<std::uint16_t>(lo + 1));
   std::uint16_t pick = lo;
-  if (v - below > above - v || (v - below == above - v && (lo & 1))) pick = static_cast<std::uint16_t>(lo + 1);
+  if (v - below > above - v || (v - below == above - v && (lo & 1)))
+    pick = static_cast<std::uint16_t>(lo + 1);
   return static_cast<std::uint16_t>(pick | (std::signbit(x) ? 0x8000 : 0));
 }
 
 TEST(Precision, Fp16RoundsToNearestEven) {
   Rng rng(6);
   auto decode = [](std::uint16_t b) { return static_cast<double>(fp16_to_float(b)); };
-  std::vector<float> values = {65504.0f, 65519.99f, 65520.0f, 1e-8f, 2.98023224e-8f /* 2^-25: tie to 0 */,
-                               2.98023259e-8f, 6.1035156e-5f, 6.09e-5f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048};
+  std::vector<float> values = {65504.0f,
+                               65519.99f,
+                               65520.0f,
+                               1e-8f,
+                               2.98023224e-8f /* 2^-25: tie to 0 */,
+                               2.98023259e-8f,
+                               6.1035156e-5f,
+                               6.09e-5f,
+                               1.0f + 1.0f / 2048,
+                               1.0f + 3.0f / 2048};
   for (int i = 0; i < 20000; ++i) {
-    const float magnitude = static_cast<float>(std::ldexp(rng.uniform(1.0, 2.0), static_cast<int>(rng.uniform_int(-27, 16))));
+    const float magnitude = static_cast<float>(
+        std::ldexp(rng.uniform(1.0, 2.0), static_cast<int>(rng.uniform_int(-27, 16))));
     values.push_back(rng.uniform() < 0.5 ? -magnitude : magnitude);
   }
   for (float x : values) {
     const std::uint16_t expected = nearest_pattern(x, decode, 0x7bff, 65536.0);
-    ASSERT_EQ(float_to_fp16(x), expected) << "x = " << x << " (bits " << std::hex << std::bit_cast<std::uint32_t>(x) << ")";
+    ASSERT_EQ(float_to_fp16(x), expected)
+        << "x = " << x << " (bits " << std::hex << std::bit_cast<std::uint32_t>(x) << ")";
   }
-  EXPECT_EQ(float_to_fp16(1.0f + 1.0f / 2048), 0x3c00) << "1 + half an ulp is a tie: rounds to the even 1.0";
-  EXPECT_EQ(float_to_fp16(1.0f + 3.0f / 2048), 0x3c02) << "1 + 1.5 ulp is a tie: rounds to the even 1 + 2 ulp";
+  EXPECT_EQ(float_to_fp16(1.0f + 1.0f / 2048), 0x3c00)
+      << "1 + half an ulp is a tie: rounds to the even 1.0";
+  EXPECT_EQ(float_to_fp16(1.0f + 3.0f / 2048), 0x3c02)
+      << "1 + 1.5 ulp is a tie: rounds to the even 1 + 2 ulp";
 }
 
 TEST(Precision, Bf16RoundsToNearestEven) {
   Rng rng(7);
   auto decode = [](std::uint16_t b) { return static_cast<double>(bf16_to_float(b)); };
   for (int i = 0; i < 20000; ++i) {
-    const float x = std::bit_cast<float>(static_cast<std::uint32_t>(rng.next_u64()) & 0x7f7fffffu);  // finite
+    const float x =
+        std::bit_cast<float>(static_cast<std::uint32_t>(rng.next_u64()) & 0x7f7fffffu);  // finite
     const std::uint16_t expected = nearest_pattern(x, decode, 0x7f7f, std::ldexp(1.0, 128));
     ASSERT_EQ(float_to_bf16(x), expected) << "x = " << x;
   }
-  EXPECT_EQ(float_to_bf16(std::numeric_limits<float>::max()), 0x7f80) << "FLT_MAX rounds up to +inf in BF16";
+  EXPECT_EQ(float_to_bf16(std::numeric_limits<float>::max()), 0x7f80)
+      << "FLT_MAX rounds up to +inf in BF16";
 }
 
 TEST(Precision, RoundTripsAndSpecialValues) {
   for (std::uint32_t b = 0; b < 65536; ++b) {  // every 16-bit pattern converts to float and back
     const auto bits = static_cast<std::uint16_t>(b);
     const float h = fp16_to_float(bits), bf = bf16_to_float(bits);
-    if (std::isnan(h)) EXPECT_TRUE(std::isnan(fp16_to_float(float_to_fp16(h))));
-    else ASSERT_EQ(float_to_fp16(h), bits) << "fp16 pattern " << std::hex << b;
-    if (std::isnan(bf)) EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(bf))));
-    else ASSERT_EQ(float_to_bf16(bf), bits) << "bf16 pattern " << std::hex << b;
+    if (std::isnan(h))
+      EXPECT_TRUE(std::isnan(fp16_to_float(float_to_fp16(h))));
+    else
+      ASSERT_EQ(float_to_fp16(h), bits) << "fp16 pattern " << std::hex << b;
+    if (std::isnan(bf))
+      EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(bf))));
+    else
+      ASSERT_EQ(float_to_bf16(bf), bits) << "bf16 pattern " << std::hex << b;
   }
   const float inf = std::numeric_limits<float>::infinity();
   EXPECT_EQ(float_to_fp16(inf), 0x7c00);
@@ -209,7 +242,8 @@ TEST(Precision, AllFiniteAndLossScalerArguments) {
 TEST(Optimizer, ScheduleWarmsUpThenDecays) {
   EXPECT_FLOAT_EQ(learning_rate(1, 10, 100, 1e-3f, 1e-4f), 1e-4f);
   EXPECT_FLOAT_EQ(learning_rate(10, 10, 100, 1e-3f, 1e-4f), 1e-3f);
-  EXPECT_NEAR(learning_rate(55, 10, 100, 1e-3f, 1e-4f), 5.5e-4f, 1e-9) << "half-way down the cosine";
+  EXPECT_NEAR(learning_rate(55, 10, 100, 1e-3f, 1e-4f), 5.5e-4f, 1e-9)
+      << "half-way down the cosine";
   EXPECT_FLOAT_EQ(learning_rate(100, 10, 100, 1e-3f, 1e-4f), 1e-4f);
   EXPECT_FLOAT_EQ(learning_rate(500, 10, 100, 1e-3f, 1e-4f), 1e-4f);
   float previous = 1;
@@ -238,7 +272,8 @@ TEST(Data, EncodesAdditionWithTheSumReversed) {
   EXPECT_EQ(AdditionTask::to_text(task.encode(123, 456)), "123+456=9750");
   EXPECT_EQ(AdditionTask::to_text(task.encode(999, 1)), "999+001=0001");
   const auto seq = task.encode(987, 654);
-  EXPECT_EQ(AdditionTask::decode_answer(seq.data() + task.prompt_length(), task.answer_length()), 1641);
+  EXPECT_EQ(AdditionTask::decode_answer(seq.data() + task.prompt_length(), task.answer_length()),
+            1641);
   EXPECT_THROW(task.encode(1000, 1), book::Error);
   EXPECT_THROW(AdditionTask(0), book::Error);
 }
@@ -260,8 +295,10 @@ TEST(Data, SplitsAreDisjointAndBatchesGradeOnlyTheAnswer) {
   for (int i = 0; i < 3; ++i)
     for (int t = 0; t < task.model_context(); ++t) {
       const int target = batch.targets[i * task.model_context() + t];
-      if (t + 1 < task.prompt_length()) EXPECT_EQ(target, -1) << "prompt position " << t << " is graded";
-      else EXPECT_GE(target, 0) << "answer position " << t << " is not graded";
+      if (t + 1 < task.prompt_length())
+        EXPECT_EQ(target, -1) << "prompt position " << t << " is graded";
+      else
+        EXPECT_GE(target, 0) << "answer position " << t << " is not graded";
     }
 }
 
@@ -271,7 +308,8 @@ TEST(Config, CountsParametersAndFlops) {
   EXPECT_EQ(static_cast<std::int64_t>(layout.total()), c.parameter_count());
   // 12·C² + 13·C per block, plus (V + context)·C embeddings and 2·C for the final LayerNorm.
   EXPECT_EQ(c.parameter_count(), 2 * (12 * 64 * 64 + 13 * 64) + (12 + 11) * 64 + 2 * 64);
-  EXPECT_DOUBLE_EQ(c.training_flops_per_token(11), 6.0 * (2 * 12 * 64 * 64 + 12 * 64) + 12.0 * 2 * 64 * 11);
+  EXPECT_DOUBLE_EQ(c.training_flops_per_token(11),
+                   6.0 * (2 * 12 * 64 * 64 + 12 * 64) + 12.0 * 2 * 64 * 11);
   Config bad = c;
   bad.d_model = 66;  // not a multiple of 4 heads
   EXPECT_THROW(bad.validate(), book::Error);
@@ -280,7 +318,8 @@ TEST(Config, CountsParametersAndFlops) {
   EXPECT_THROW(ParameterLayout{bad}, book::Error);
   EXPECT_THROW(layout.find("h9.w_qkv"), book::Error);
   const auto [begin, end] = layout.layer_range(1);
-  EXPECT_EQ(end - begin, static_cast<std::size_t>(12 * 64 * 64 + 13 * 64)) << "a layer is one contiguous range";
+  EXPECT_EQ(end - begin, static_cast<std::size_t>(12 * 64 * 64 + 13 * 64))
+      << "a layer is one contiguous range";
 }
 
 TEST(Model, RejectsBadInputs) {
@@ -289,12 +328,16 @@ TEST(Model, RejectsBadInputs) {
   model.init(1);
   std::vector<int> tokens(2 * 11, 3), targets(2 * 11, -1);
   tokens[5] = 12;
-  EXPECT_THROW(model.forward(tokens.data(), targets.data(), 2, 11), book::Error) << "token 12 with vocab 12";
+  EXPECT_THROW(model.forward(tokens.data(), targets.data(), 2, 11), book::Error)
+      << "token 12 with vocab 12";
   tokens[5] = 3;
-  EXPECT_THROW(model.forward(tokens.data(), targets.data(), 3, 11), book::Error) << "batch above max_batch";
-  EXPECT_THROW(model.forward(tokens.data(), targets.data(), 1, 12), book::Error) << "longer than the context";
+  EXPECT_THROW(model.forward(tokens.data(), targets.data(), 3, 11), book::Error)
+      << "batch above max_batch";
+  EXPECT_THROW(model.forward(tokens.data(), targets.data(), 1, 12), book::Error)
+      << "longer than the context";
   targets[0] = 40;
-  EXPECT_THROW(model.forward(tokens.data(), targets.data(), 2, 11), book::Error) << "target outside the vocab";
+  EXPECT_THROW(model.forward(tokens.data(), targets.data(), 2, 11), book::Error)
+      << "target outside the vocab";
   EXPECT_THROW(Model<float>(c, 0), book::Error);
 }
 
@@ -316,12 +359,15 @@ class CheckpointFile : public ::testing::Test {
     std::ifstream in(path, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   }
-  void write(const std::vector<char>& b) { std::ofstream(path, std::ios::binary).write(b.data(), b.size()); }
+  void write(const std::vector<char>& b) {
+    std::ofstream(path, std::ios::binary).write(b.data(), b.size());
+  }
   void expect_refused(const std::string& fragment) {
     Trainer trainer(small_options());
     try {
       trainer.load(path);
-      ADD_FAILURE() << "the checkpoint was accepted; expected an error mentioning '" << fragment << "'";
+      ADD_FAILURE() << "the checkpoint was accepted; expected an error mentioning '" << fragment
+                    << "'";
     } catch (const book::Error& error) {
       EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos)
           << "the error was: " << error.what() << "; expected it to mention '" << fragment << "'";
@@ -386,7 +432,8 @@ TEST(Memory, ActivationsFollowTheCountedFormula) {
   // logits and probabilities (2V). FP32: 4 bytes each.
   TrainOptions o = small_options();  // d_model 16, 2 heads, 2 layers, 2-digit addition
   Trainer trainer(o);
-  const std::int64_t c = 16, h = 2, l = 2, v = 12, t = trainer.task().model_context(), b = o.micro_batch;
+  const std::int64_t c = 16, h = 2, l = 2, v = 12, t = trainer.task().model_context(),
+                     b = o.micro_batch;
   const std::int64_t floats_per_token = l * (15 * c + h * t + 4) + (l + 1) * c + (c + 2) + 2 * v;
   EXPECT_EQ(trainer.memory().activations, static_cast<std::size_t>(4 * b * t * floats_per_token));
 }

@@ -20,11 +20,13 @@ EXERCISE_TEST("train.attention_backward", TorchReference, SameLossAndGradientsAs
   Rng rng(101);
   const Batch batch = trainer.task().batch(rng, Split::kTrain, options.micro_batch);
   model.zero_grad();
-  const float loss = model.forward(batch.tokens.data(), batch.targets.data(), batch.batch, batch.seq_len);
+  const float loss =
+      model.forward(batch.tokens.data(), batch.targets.data(), batch.batch, batch.seq_len);
   model.backward();
 
   TorchGpt torch_model(trainer.options().model, model.params().data());
-  const float torch_loss = torch_model.forward_backward(batch.tokens, batch.targets, batch.batch, batch.seq_len);
+  const float torch_loss =
+      torch_model.forward_backward(batch.tokens, batch.targets, batch.batch, batch.seq_len);
   EXPECT_NEAR(loss, torch_loss, 1e-5 * std::fabs(torch_loss)) << "loss: ours vs libtorch";
   const std::vector<float> expected = torch_model.gradients();
   ASSERT_EQ(expected.size(), model.grads().size());
@@ -35,8 +37,8 @@ EXERCISE_TEST("train.attention_backward", TorchReference, SameLossAndGradientsAs
   for (const auto& slot : model.layout().slots())
     for (std::size_t i = slot.offset; i < slot.offset + slot.size() && reported < 5; ++i)
       if (!(std::fabs(model.grads()[i] - expected[i]) <= 2e-4 * largest)) {
-        ADD_FAILURE() << slot.name << "[" << i - slot.offset << "]: libtorch " << expected[i] << ", ours "
-                      << model.grads()[i] << " (tolerance " << 2e-4 * largest << ")";
+        ADD_FAILURE() << slot.name << "[" << i - slot.offset << "]: libtorch " << expected[i]
+                      << ", ours " << model.grads()[i] << " (tolerance " << 2e-4 * largest << ")";
         ++reported;
       }
 }
