@@ -18,23 +18,27 @@ namespace book::coll {
 /// receives chunk (r−s−2) mod N, which it reduces into its own copy. Afterwards chunk r of rank
 /// r's `data` holds the reduction (`avg`: divided by N) over all ranks; other chunks are scratch.
 /// Rank r sends every chunk but its own: count − shard_of(count, N, r).count elements.
+/// \exercise{coll.ring_reduce_scatter}
 void ring_reduce_scatter(Communicator& comm, Buffer data, ReduceOp op);
 
 /// Exercise coll.ring_all_gather. On entry chunk r of rank r's `data` is valid; N−1 steps later
 /// every chunk is, on every rank. At step s rank r sends chunk (r−s) mod N to rank+1 and receives
 /// chunk (r−s−1) mod N from rank−1 (tag kTagRingAllGather). Rank r sends every chunk but
 /// chunk (r+1) mod N.
+/// \exercise{coll.ring_all_gather}
 void ring_all_gather(Communicator& comm, Buffer data);
 
 /// Exercise coll.ring_all_reduce: ring reduce-scatter then ring all-gather, in place, so each
 /// rank sends 2(N−1)/N of the buffer when N divides the count; in general exactly
 /// 2·count − shard(r).count − shard((r+1) mod N).count elements.
+/// \exercise{coll.ring_all_reduce}
 void ring_all_reduce(Communicator& comm, Buffer data, ReduceOp op);
 
 /// Exercise coll.all_to_all: the pairwise exchange. Rank r copies its own block, then for
 /// s = 1 … N−1 sends its block for rank (r+s) mod N and receives the block from rank (r−s) mod N
 /// with one sendrecv (tag kTagAllToAll). Block j of `input` starts at the sum of send_counts[0..j),
 /// block j of `output` at the sum of recv_counts[0..j). Counts are already validated.
+/// \exercise{coll.all_to_all}
 void all_to_all(Communicator& comm, ConstBuffer input, std::span<const std::size_t> send_counts,
                 Buffer output, std::span<const std::size_t> recv_counts);
 

@@ -106,6 +106,7 @@ void Communicator::reduce_local(Buffer dst, ConstBuffer src, ReduceOp op) {
 
 // ---- the given algorithms ----
 
+//! [tree_reduce]
 void tree_reduce(Communicator& comm, Buffer data, int root, ReduceOp op) {
   const int n = comm.size();
   const int me = (comm.rank() - root + n) % n;  // position in a tree rooted at 0
@@ -124,6 +125,7 @@ void tree_reduce(Communicator& comm, Buffer data, int root, ReduceOp op) {
   }
   if (op == ReduceOp::avg) scale(data, 1.0f / static_cast<float>(n));
 }
+//! [tree_reduce]
 
 void tree_broadcast(Communicator& comm, Buffer data, int root) {
   const int n = comm.size();

@@ -103,6 +103,11 @@ struct World {
   std::vector<Payload> pool;
 };
 
+std::string tag_name(int tag) {
+  if (tag < kReservedTags) return "tag " + std::to_string(tag);
+  return "collective tag " + std::to_string(tag - kReservedTags);
+}
+
 class ThreadsCommunicator final : public Communicator {
  public:
   ThreadsCommunicator(std::shared_ptr<World> world, std::shared_ptr<Group> group, int rank,
@@ -145,7 +150,7 @@ class ThreadsCommunicator final : public Communicator {
           box.messages.erase(it);
           break;
         }
-        check_alive(src, deadline, "a message from");
+        check_alive(src, deadline, true);
         box.arrived.wait_for(lock, kPoll);
       }
     }
@@ -159,7 +164,7 @@ class ThreadsCommunicator final : public Communicator {
       sender_box.taken.notify_all();
     }
     BOOK_CHECK(got == bytes, where() << ": expected " << bytes << " bytes from rank " << src
-                                     << " (tag " << tag << ") but the message has " << got
+                                     << " (" << tag_name(tag) << ") but the message has " << got
                                      << ": do all ranks pass the same counts?");
   }
 
@@ -197,7 +202,7 @@ class ThreadsCommunicator final : public Communicator {
     std::unique_lock lock(my_box.mutex);
     const auto deadline = Clock::now() + timeout();
     while (!copied.load()) {
-      check_alive(dst, deadline, "rank to receive from me:");
+      check_alive(dst, deadline, false);
       my_box.taken.wait_for(lock, kPoll);
     }
   }
@@ -220,7 +225,7 @@ class ThreadsCommunicator final : public Communicator {
 
   // Throws if another rank failed, if `peer` has returned (it can never send now), or at the
   // deadline, naming the peer and the ranks that have not reached this collective.
-  void check_alive(int peer, Clock::time_point deadline, const char* waiting_for) {
+  void check_alive(int peer, Clock::time_point deadline, bool receiving) {
     if (world_->aborted.load()) {
       std::lock_guard lock(world_->mutex);
       throw Aborted(where() + ": stopped because " + world_->abort_reason);
@@ -233,7 +238,10 @@ class ThreadsCommunicator final : public Communicator {
       out << "rank " << peer << " returned without taking part";
     else
       out << "timed out after " << timeout().count() << " ms";
-    out << " (waiting for " << waiting_for << " rank " << peer << ")";
+    if (receiving)
+      out << " (waiting for a message from rank " << peer << ")";
+    else
+      out << " (waiting for rank " << peer << " to take this rank's message)";
     std::string missing;
     const std::uint64_t mine = group_state_->entered[rank()].load();
     for (int r = 0; r < size(); ++r)

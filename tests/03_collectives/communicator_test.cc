@@ -125,6 +125,7 @@ TEST(SendRecv, TagsKeepMessagesApartAndBarrierHolds) {
 }
 
 TEST(Split, GroupsByColorOrderedByKey) {
+  //! [split]
   run_ranks(8, [](Communicator& world) {
     // Two groups (even, odd ranks), ordered backwards by key.
     auto half = world.split(world.rank() % 2, -world.rank());
@@ -135,6 +136,7 @@ TEST(Split, GroupsByColorOrderedByKey) {
     std::vector<float> x = {static_cast<float>(world.rank())};
     half->all_reduce(std::span<float>(x), ReduceOp::sum, Algorithm::ring);
     EXPECT_EQ(x[0], world.rank() % 2 ? 1 + 3 + 5 + 7 : 0 + 2 + 4 + 6);
+    //! [split]
     auto none = world.split(world.rank() == 0 ? -1 : 0, 0);  // rank 0 opts out
     EXPECT_EQ(none == nullptr, world.rank() == 0);
     if (none) {
