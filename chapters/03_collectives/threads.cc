@@ -308,7 +308,7 @@ void run_ranks(int world_size, const std::function<void(Communicator&)>& body,
   for (int r = 0; r < world_size; ++r) everyone[r] = r;
   auto group = std::make_shared<Group>("world", everyone);
   std::vector<std::exception_ptr> errors(world_size);
-  std::vector<bool> secondary(world_size, false);
+  std::vector<char> secondary(world_size, 0);  // not vector<bool>: ranks write their own slots concurrently
   std::vector<std::thread> threads;
   std::mutex order_mutex;
   std::vector<int> order;  // ranks in the order they failed
