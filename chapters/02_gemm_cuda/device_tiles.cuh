@@ -1,6 +1,7 @@
-// Device-side helpers shared by the tiled kernels: read a chunk of a tile (one wide load, a zero
-// fill, or masked scalar loads, decided by chunk_kind() exactly as the host schedules decide it)
-// and write a chunk of C. nvcc only.
+/// @file
+/// Device-side helpers shared by the tiled kernels: read a chunk of a tile (one wide load, a zero
+/// fill, or masked scalar loads, decided by chunk_kind() exactly as the host schedules decide
+/// it) and write a chunk of C. nvcc only.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -14,8 +15,10 @@
 
 namespace book::gemm_cuda {
 
-// Reads `W` consecutive elements of row `row` starting at `col` of a rows × cols matrix with
-// leading dimension `ld`. A 16-byte chunk is one LDG.128 when chunk_kind() allows it.
+/// Reads `W` consecutive elements of row `row` starting at `col` of a `rows` × `cols` matrix `g`
+/// with leading dimension `ld` into `out`; `aligned` says whether rows allow wide loads. A
+/// 16-byte chunk is one LDG.128 when chunk_kind() allows it; elements outside read as zero.
+//! [read_chunk]
 template <int W, typename T>
 __device__ __forceinline__ void read_chunk(const T* __restrict__ g, int ld, int rows, int cols,
                                            int row, int col, bool aligned, T (&out)[W]) {
@@ -40,8 +43,10 @@ __device__ __forceinline__ void read_chunk(const T* __restrict__ g, int ld, int 
       break;
   }
 }
+//! [read_chunk]
 
-// Writes `W` consecutive floats of C; masked exactly as read_chunk reads.
+/// Writes the `W` floats `v` to row `row`, columns `col`… of C (`rows` × `cols`, leading
+/// dimension `ld`), masked exactly as read_chunk() reads: one STG.128 when `aligned` and inside.
 template <int W>
 __device__ __forceinline__ void write_chunk(float* __restrict__ g, int ld, int rows, int cols,
                                             int row, int col, bool aligned, const float (&v)[W]) {
@@ -65,7 +70,8 @@ __device__ __forceinline__ void write_chunk(float* __restrict__ g, int ld, int r
   }
 }
 
-// True when rows of length `ld` starting at `p` are all `bytes`-aligned (wide loads allowed).
+/// True when every row of a matrix at `p` with leading dimension `ld` starts on a `bytes`
+/// boundary, so that wide (16-byte) accesses are allowed.
 template <typename T>
 inline bool rows_aligned(const T* p, int ld, int bytes) {
   return reinterpret_cast<std::uintptr_t>(p) % bytes == 0 && (ld * sizeof(T)) % bytes == 0;
@@ -73,7 +79,7 @@ inline bool rows_aligned(const T* p, int ld, int bytes) {
 
 }  // namespace book::gemm_cuda
 
-// Launches a kernel and turns a launch error into a book::Error naming the rung.
+/// After a launch: turns a launch error into a book::Error naming the rung.
 #define BOOK_LAUNCH_CHECK(rung_name)                                                   \
   do {                                                                                 \
     const cudaError_t book_launch_status_ = cudaGetLastError();                        \

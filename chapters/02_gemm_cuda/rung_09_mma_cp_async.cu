@@ -80,6 +80,7 @@ __global__ void __launch_bounds__(T::kThreads)
   };
 
   float acc[kFragsM][kFragsN][4] = {};
+  //! [pipeline]
   const int k_tiles = ceil_div(s.k, T::kBK);
 #pragma unroll
   for (int stage = 0; stage < T::kStages - 1; ++stage) {
@@ -92,6 +93,7 @@ __global__ void __launch_bounds__(T::kThreads)
     const int next = kt + T::kStages - 1;
     if (next < k_tiles) load_stage(next % T::kStages, next * T::kBK);
     cp_async_commit();
+    //! [pipeline]
     const bf16* ta = sa + (kt % T::kStages) * kStageA;
     const bf16* tb = sb + (kt % T::kStages) * kStageB;
 #pragma unroll

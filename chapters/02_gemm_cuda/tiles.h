@@ -72,6 +72,7 @@ struct TensorTile {
   static constexpr int kPipelineSmemBytes = kStages * (kBM * kLdA + kBK * kLdB) * 2;  // 56832
 };
 
+//! [naive-vs-coalesced]
 // ---- rung 1: naive. threadIdx.x walks down a column of C: neighbours in a warp read A rows
 // K elements apart, so a warp's 32 loads touch 32 different sectors.
 /// Rung 1: the C element of thread (tx, ty) in block (bx, by) — global, not tile-relative.
@@ -85,6 +86,7 @@ BOOK_HD constexpr Coord naive_output(int bx, int by, int tx, int ty) {
 BOOK_HD constexpr Coord coalesced_output(int bx, int by, int tx, int ty) {
   return {by * SquareTiles::kSide + ty, bx * SquareTiles::kSide + tx};
 }
+//! [naive-vs-coalesced]
 
 // ---- rung 4: 1D block tiling.
 /// Rung 4: the A element thread `t` copies at each step (tile-relative, 64 × 8 tile).

@@ -1,7 +1,7 @@
 // Rung 5, 2D register blocking (exercise cuda_gemm.register_2d): what changed — each thread
 // computes an 8 × 8 square of C as a sum of outer products: per k it loads 8 values of A and 8 of
 // B from shared memory into registers and does 64 FMAs with them (4 FMAs per shared load, up from
-// rung 4's ~1.8), and the 128 × 128 block tile halves global traffic again.
+// rung 4's 8/9), and the 128 × 128 block tile halves global traffic again.
 #include "chapters/02_gemm_cuda/device_tiles.cuh"
 #include "chapters/02_gemm_cuda/kernels.h"
 #include "chapters/02_gemm_cuda/tiles.h"
