@@ -100,7 +100,8 @@ int main(int argc, char** argv) try {
   Trainer trainer(options);
   std::int64_t limit = 1;  // 10^digits
   for (int i = 0; i < args.digits; ++i) limit *= 10;
-  const std::int64_t ex_a = 123456 % limit, ex_b = 654321 % limit;  // "123+456" for 3 digits
+  const std::int64_t ex_a = 123456 / (1000000 / limit),
+                     ex_b = 456789 / (1000000 / limit);  // 123+456
   const Config& config = trainer.options().model;
   const int threads = book::gemm::sgemm_threads()
                           ? book::gemm::sgemm_threads()
@@ -161,6 +162,8 @@ int main(int argc, char** argv) try {
   const float final_val = trainer.validation_loss(16);
   const double val_accuracy = trainer.accuracy(1000, Split::kValidation);
   const double train_accuracy = trainer.accuracy(1000, Split::kTrain);
+  const std::string chance =
+      sig(100.0 / (10.0 * static_cast<double>(limit))) + "%";  // 10^-(digits+1)
 
   std::cout << "\n"
             << progress.markdown() << "\n"
@@ -177,7 +180,7 @@ int main(int argc, char** argv) try {
             << "\n"
             << "accuracy:   " << book::fixed(100 * val_accuracy, 1)
             << "% of 1000 validation sums exactly right (" << book::fixed(100 * train_accuracy, 1)
-            << "% on training pairs; chance is 0.01%)\n"
+            << "% on training pairs; chance is " << chance << ")\n"
             << "example:    " << ex_a << "+" << ex_b << " -> " << trainer.answer(ex_a, ex_b) << ", "
             << limit - 1 << "+1 -> " << trainer.answer(limit - 1, 1) << "\n";
 
@@ -204,7 +207,7 @@ int main(int argc, char** argv) try {
             << sig(final_val) << " nats | the loss falls: the model learns\n"
             << "tour: 04 | exact-sum accuracy, " << args.digits
             << "-digit addition, 1000 held-out sums | " << book::fixed(100 * val_accuracy, 1)
-            << "% | well above chance (0.01%)\n"
+            << "% | well above chance (" << chance << ")\n"
             << "tour: 04 | model state per parameter, mixed-precision AdamW (" << mixed.parameters
             << " params) | " << book::fixed(mixed.state_bytes_per_parameter(), 2)
             << " B/param | ~16 bytes per parameter (2+2+4+4+4)\n"
