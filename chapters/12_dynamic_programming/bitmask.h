@@ -8,10 +8,10 @@
 
 namespace book::dp {
 
-/// LeetCode 464, Can I Win: two players alternately pick unused integers from 1..max_choosable_integer
-/// adding to a running total; whoever first makes it reach `desired_total` wins. Whether the first
-/// player can force a win. Requires 1 <= max_choosable_integer <= 20 and
-/// 0 <= desired_total <= 300 (a total of 0 or less is won before any move).
+/// LeetCode 464, Can I Win: two players alternately pick unused integers from 1 to
+/// `max_choosable_integer`, adding to a running total; whoever first makes it reach
+/// `desired_total` wins. Whether the first player can force a win. Requires
+/// 1 <= max_choosable_integer <= 20 and 0 <= desired_total <= 300 (a total of 0 is won at once).
 /// \exercise{dp.464}
 bool can_i_win(int max_choosable_integer, int desired_total);
 

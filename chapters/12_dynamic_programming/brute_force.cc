@@ -11,9 +11,10 @@ namespace book::dp::brute {
 
 namespace {
 void check_enumerable(std::size_t n, const char* what) {
-  BOOK_CHECK(n <= kMaxEnumerated, "brute force over 2^" << n << " subsets of " << what
-                                                       << " would take too long; keep it <= "
-                                                       << kMaxEnumerated << " (the DP has no limit)");
+  BOOK_CHECK(n <= kMaxEnumerated, "brute force over 2^"
+                                      << n << " subsets of " << what
+                                      << " would take too long; keep it <= " << kMaxEnumerated
+                                      << " (the DP has no limit)");
 }
 
 bool contains_subsequence(const std::string& haystack, const std::string& needle) {
@@ -111,9 +112,10 @@ int coin_change(const std::vector<int>& coins, int amount) {
 }
 
 int min_distance(const std::string& a, const std::string& b) {
-  BOOK_CHECK(a.size() + b.size() <= 22, "brute-force edit distance makes up to 3^(|a|+|b|) calls; keep "
-                                        "|a| + |b| <= 22, got "
-                                            << a.size() + b.size());
+  BOOK_CHECK(a.size() + b.size() <= 22,
+             "brute-force edit distance makes up to 3^(|a|+|b|) calls; keep "
+             "|a| + |b| <= 22, got "
+                 << a.size() + b.size());
   return edits(a, a.size(), b, b.size());
 }
 

@@ -22,13 +22,21 @@ namespace {
 std::string your_answer(const explain::Request& r) {
   try {
     switch (r.problem) {
-      case 115: return std::to_string(num_distinct(r.words[0], r.words[1]));
-      case 72: return std::to_string(min_distance(r.words[0], r.words[1]));
-      case 1143: return std::to_string(longest_common_subsequence(r.words[0], r.words[1]));
-      case 5: return "\"" + longest_palindrome(r.words[0]) + "\"";
-      case 416: return can_partition(r.numbers) ? "true" : "false";
-      case 322: return std::to_string(coin_change(std::vector<int>(r.numbers.begin() + 1, r.numbers.end()), r.numbers[0]));
-      case 300: return std::to_string(length_of_lis(r.numbers));
+      case 115:
+        return std::to_string(num_distinct(r.words[0], r.words[1]));
+      case 72:
+        return std::to_string(min_distance(r.words[0], r.words[1]));
+      case 1143:
+        return std::to_string(longest_common_subsequence(r.words[0], r.words[1]));
+      case 5:
+        return "\"" + longest_palindrome(r.words[0]) + "\"";
+      case 416:
+        return can_partition(r.numbers) ? "true" : "false";
+      case 322:
+        return std::to_string(
+            coin_change(std::vector<int>(r.numbers.begin() + 1, r.numbers.end()), r.numbers[0]));
+      case 300:
+        return std::to_string(length_of_lis(r.numbers));
     }
   } catch (const NotImplemented& e) {
     return std::string("not started (") + e.what() + ")";
@@ -44,7 +52,8 @@ void print(const explain::Request& request) {
             << "transition: " << e.recurrence << "\n\n"
             << e.table.markdown() << "\n"
             << "answer: " << e.answer << " (" << e.answer_cell << ")\n"
-            << "yours:  " << yours << (yours == e.answer ? "  (matches)" : "  (DIFFERS: print your table and compare)")
+            << "yours:  " << yours
+            << (yours == e.answer ? "  (matches)" : "  (DIFFERS: print your table and compare)")
             << "\n\n";
 }
 
@@ -60,38 +69,45 @@ int tour() {
     print(explain::parse(args));
 
   // Brute force (every subset of positions of s) against your DP, on one input per size.
-  Table timing({"length of s", "length of t", "count", "brute force (ms)", "your DP (µs)", "ratio"});
+  Table timing(
+      {"length of s", "length of t", "count", "brute force (ms)", "your DP (µs)", "ratio"});
   Rng rng(12);
   std::string ratio_at_largest = "not started", sizes;
   for (int n : {12, 16, 20, 24}) {
     const std::string s = random_word(rng, n), t = random_word(rng, n / 3);
     const double brute_s = median_seconds([&] { (void)brute::num_distinct(s, t); }, 3);
-    std::string dp_cell = "not started", ratio = "-", count = std::to_string(brute::num_distinct(s, t));
+    std::string dp_cell = "not started", ratio = "-",
+                count = std::to_string(brute::num_distinct(s, t));
     try {
       // One call takes well under a microsecond: time batches of 1000 so the clock's own cost
       // (tens of nanoseconds) does not dominate.
       constexpr int kBatch = 1000;
       std::uint64_t sink = 0;
-      const double dp_s = median_seconds([&] {
-        for (int k = 0; k < kBatch; ++k) sink += num_distinct(s, t);
-      }, 21) / kBatch;
+      const double dp_s = median_seconds(
+                              [&] {
+                                for (int k = 0; k < kBatch; ++k) sink += num_distinct(s, t);
+                              },
+                              21) /
+                          kBatch;
       if (sink == 42) std::cout << "";  // keeps the calls from being optimised away
       dp_cell = fixed(dp_s * 1e6, 3);
       ratio = fixed(brute_s / dp_s, 0);
       if (num_distinct(s, t) != brute::num_distinct(s, t)) ratio = "WRONG ANSWER";
-      ratio_at_largest = ratio + "× (" + fixed(brute_s * 1e3, 1) + " ms vs " + fixed(dp_s * 1e6, 3) + " µs)";
+      ratio_at_largest =
+          ratio + "× (" + fixed(brute_s * 1e3, 1) + " ms vs " + fixed(dp_s * 1e6, 3) + " µs)";
       sizes = "s of " + std::to_string(n) + ", t of " + std::to_string(n / 3) + " letters";
     } catch (const NotImplemented&) {
     }
-    timing.add_row({std::to_string(n), std::to_string(n / 3), count, fixed(brute_s * 1e3, 2), dp_cell, ratio});
+    timing.add_row(
+        {std::to_string(n), std::to_string(n / 3), count, fixed(brute_s * 1e3, 2), dp_cell, ratio});
   }
   std::cout << "## Brute force vs DP on LeetCode 115 (median of repeats, this machine)\n\n"
             << timing.markdown() << "\n";
   const std::string dir = results_dir();
   timing.write_csv(dir + "/ch12_explain_115_timing.csv");
   timing.write_json(dir + "/ch12_explain_115_timing.json");
-  std::cout << "tour: 12 | brute force vs DP time, LeetCode 115 (" << sizes << ") | " << ratio_at_largest
-            << " | enumeration O(2^n·n) vs table O(n·m)\n";
+  std::cout << "tour: 12 | brute force vs DP time, LeetCode 115 (" << sizes << ") | "
+            << ratio_at_largest << " | enumeration O(2^n·n) vs table O(n·m)\n";
   const auto table_72 = explain::fill(explain::parse({"72", "horse", "ros"}));
   std::cout << "tour: 12 | dp cells filled for 72 (\"horse\" -> \"ros\") | "
             << table_72.table.rows().size() * (table_72.table.columns().size() - 1)

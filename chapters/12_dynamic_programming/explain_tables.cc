@@ -80,10 +80,12 @@ Request parse(const std::vector<std::string>& args) {
                             << rest.size());
       for (const auto& text : rest) request.numbers.push_back(to_int(text, "every number"));
       if (request.problem == 416) {
-        for (int x : request.numbers) BOOK_CHECK(x >= 1 && x <= 100, "416 takes numbers in [1, 100], got " << x);
+        for (int x : request.numbers)
+          BOOK_CHECK(x >= 1 && x <= 100, "416 takes numbers in [1, 100], got " << x);
         const int total = std::accumulate(request.numbers.begin(), request.numbers.end(), 0);
-        BOOK_CHECK(total / 2 <= kMaxCapacity, "half the total is " << total / 2 << "; the table is printed up to "
-                                                                  << kMaxCapacity << " columns");
+        BOOK_CHECK(total / 2 <= kMaxCapacity, "half the total is "
+                                                  << total / 2 << "; the table is printed up to "
+                                                  << kMaxCapacity << " columns");
       }
       if (request.problem == 322) {
         BOOK_CHECK(rest.size() >= 2, "322 takes an amount and at least one coin");
@@ -95,36 +97,47 @@ Request parse(const std::vector<std::string>& args) {
       break;
     }
     default:
-      BOOK_CHECK(false, "problem " << request.problem << " has no table here; pick one of 115, 72, 1143, 416, 322, 300, 5");
+      BOOK_CHECK(false, "problem "
+                            << request.problem
+                            << " has no table here; pick one of 115, 72, 1143, 416, 322, 300, 5");
   }
   return request;
 }
 
 Explained fill(const Request& r) {
   switch (r.problem) {
-    case 115: return num_distinct(r.words[0], r.words[1]);
-    case 72: return edit_distance(r.words[0], r.words[1]);
-    case 1143: return lcs(r.words[0], r.words[1]);
-    case 5: return palindrome(r.words[0]);
-    case 416: return partition(r.numbers);
-    case 322: return coin_change(r.numbers[0], std::vector<int>(r.numbers.begin() + 1, r.numbers.end()));
-    case 300: return lis(r.numbers);
+    case 115:
+      return num_distinct(r.words[0], r.words[1]);
+    case 72:
+      return edit_distance(r.words[0], r.words[1]);
+    case 1143:
+      return lcs(r.words[0], r.words[1]);
+    case 5:
+      return palindrome(r.words[0]);
+    case 416:
+      return partition(r.numbers);
+    case 322:
+      return coin_change(r.numbers[0], std::vector<int>(r.numbers.begin() + 1, r.numbers.end()));
+    case 300:
+      return lis(r.numbers);
   }
   BOOK_CHECK(false, "problem " << r.problem << " has no table; parse() should have said so");
 }
 
 Explained num_distinct(const std::string& s, const std::string& t) {
-  std::vector<std::vector<std::uint64_t>> dp(s.size() + 1, std::vector<std::uint64_t>(t.size() + 1, 0));
+  std::vector<std::vector<std::uint64_t>> dp(s.size() + 1,
+                                             std::vector<std::uint64_t>(t.size() + 1, 0));
   for (std::size_t i = 0; i <= s.size(); ++i) dp[i][0] = 1;
   for (std::size_t i = 1; i <= s.size(); ++i)
     for (std::size_t j = 1; j <= t.size(); ++j)
       dp[i][j] = dp[i - 1][j] + (s[i - 1] == t[j - 1] ? dp[i - 1][j - 1] : 0);
-  return {"LeetCode 115, Distinct Subsequences: s = \"" + s + "\", t = \"" + t + "\"",
-          "dp[i][j] = ways the first i characters of s contain the first j of t (counting ways)",
-          "dp[i][j] = dp[i-1][j] + (s[i-1] == t[j-1] ? dp[i-1][j-1] : 0); dp[i][0] = 1",
-          prefix_table(s, t, [&](std::size_t i, std::size_t j) { return std::to_string(dp[i][j]); }),
-          std::to_string(dp[s.size()][t.size()]),
-          "dp[" + std::to_string(s.size()) + "][" + std::to_string(t.size()) + "], the last cell"};
+  return {
+      "LeetCode 115, Distinct Subsequences: s = \"" + s + "\", t = \"" + t + "\"",
+      "dp[i][j] = ways the first i characters of s contain the first j of t (counting ways)",
+      "dp[i][j] = dp[i-1][j] + (s[i-1] == t[j-1] ? dp[i-1][j-1] : 0); dp[i][0] = 1",
+      prefix_table(s, t, [&](std::size_t i, std::size_t j) { return std::to_string(dp[i][j]); }),
+      std::to_string(dp[s.size()][t.size()]),
+      "dp[" + std::to_string(s.size()) + "][" + std::to_string(t.size()) + "], the last cell"};
 }
 
 Explained edit_distance(const std::string& a, const std::string& b) {
@@ -136,12 +149,15 @@ Explained edit_distance(const std::string& a, const std::string& b) {
                  : a[i - 1] == b[j - 1]
                      ? dp[i - 1][j - 1]
                      : 1 + std::min({dp[i - 1][j - 1], dp[i - 1][j], dp[i][j - 1]});
-  return {"LeetCode 72, Edit Distance: word1 = \"" + a + "\", word2 = \"" + b + "\"",
-          "dp[i][j] = fewest edits turning the first i of word1 into the first j of word2 (counting operations)",
-          "dp[i][j] = equal ? dp[i-1][j-1] : 1 + min(dp[i-1][j-1], dp[i-1][j], dp[i][j-1]); dp[i][0] = i, dp[0][j] = j",
-          prefix_table(a, b, [&](std::size_t i, std::size_t j) { return std::to_string(dp[i][j]); }),
-          std::to_string(dp[a.size()][b.size()]),
-          "dp[" + std::to_string(a.size()) + "][" + std::to_string(b.size()) + "], the last cell"};
+  return {
+      "LeetCode 72, Edit Distance: word1 = \"" + a + "\", word2 = \"" + b + "\"",
+      "dp[i][j] = fewest edits turning the first i of word1 into the first j of word2 (counting "
+      "operations)",
+      "dp[i][j] = equal ? dp[i-1][j-1] : 1 + min(dp[i-1][j-1], dp[i-1][j], dp[i][j-1]); dp[i][0] = "
+      "i, dp[0][j] = j",
+      prefix_table(a, b, [&](std::size_t i, std::size_t j) { return std::to_string(dp[i][j]); }),
+      std::to_string(dp[a.size()][b.size()]),
+      "dp[" + std::to_string(a.size()) + "][" + std::to_string(b.size()) + "], the last cell"};
 }
 
 Explained lcs(const std::string& a, const std::string& b) {
@@ -149,12 +165,13 @@ Explained lcs(const std::string& a, const std::string& b) {
   for (std::size_t i = 1; i <= a.size(); ++i)
     for (std::size_t j = 1; j <= b.size(); ++j)
       dp[i][j] = a[i - 1] == b[j - 1] ? dp[i - 1][j - 1] + 1 : std::max(dp[i - 1][j], dp[i][j - 1]);
-  return {"LeetCode 1143, Longest Common Subsequence: text1 = \"" + a + "\", text2 = \"" + b + "\"",
-          "dp[i][j] = LCS length of the first i of text1 and the first j of text2",
-          "dp[i][j] = equal ? dp[i-1][j-1] + 1 : max(dp[i-1][j], dp[i][j-1]); row 0 and column 0 are 0",
-          prefix_table(a, b, [&](std::size_t i, std::size_t j) { return std::to_string(dp[i][j]); }),
-          std::to_string(dp[a.size()][b.size()]),
-          "dp[" + std::to_string(a.size()) + "][" + std::to_string(b.size()) + "], the last cell"};
+  return {
+      "LeetCode 1143, Longest Common Subsequence: text1 = \"" + a + "\", text2 = \"" + b + "\"",
+      "dp[i][j] = LCS length of the first i of text1 and the first j of text2",
+      "dp[i][j] = equal ? dp[i-1][j-1] + 1 : max(dp[i-1][j], dp[i][j-1]); row 0 and column 0 are 0",
+      prefix_table(a, b, [&](std::size_t i, std::size_t j) { return std::to_string(dp[i][j]); }),
+      std::to_string(dp[a.size()][b.size()]),
+      "dp[" + std::to_string(a.size()) + "][" + std::to_string(b.size()) + "], the last cell"};
 }
 
 Explained partition(const std::vector<int>& nums) {
@@ -176,11 +193,15 @@ Explained partition(const std::vector<int>& nums) {
   }
   const bool answer = total % 2 == 0 && reachable[half];
   return {"LeetCode 416, Partition Equal Subset Sum: total " + std::to_string(total),
-          "reachable[k][c] = some subset of the first k numbers sums to c (feasibility); one row per item",
-          "reachable[k][c] = reachable[k-1][c] || reachable[k-1][c - x]: capacity DESCENDING in one row",
+          "reachable[k][c] = some subset of the first k numbers sums to c (feasibility); one row "
+          "per item",
+          "reachable[k][c] = reachable[k-1][c] || reachable[k-1][c - x]: capacity DESCENDING in "
+          "one row",
           table,
           answer ? "true" : "false",
-          total % 2 ? "no cell: the total is odd" : "reachable[" + std::to_string(nums.size()) + "][" + std::to_string(half) + "], the last cell"};
+          total % 2 ? "no cell: the total is odd"
+                    : "reachable[" + std::to_string(nums.size()) + "][" + std::to_string(half) +
+                          "], the last cell"};
 }
 
 Explained coin_change(int amount, const std::vector<int>& coins) {
@@ -191,7 +212,8 @@ Explained coin_change(int amount, const std::vector<int>& coins) {
   fewest[0] = 0;
   auto add = [&](const std::string& label) {
     std::vector<std::string> row{label};
-    for (int c = 0; c <= amount; ++c) row.push_back(fewest[c] == INT_MAX ? "-" : std::to_string(fewest[c]));
+    for (int c = 0; c <= amount; ++c)
+      row.push_back(fewest[c] == INT_MAX ? "-" : std::to_string(fewest[c]));
     table.add_row(row);
   };
   add("{}");
@@ -205,7 +227,8 @@ Explained coin_change(int amount, const std::vector<int>& coins) {
           "fewest[c] = min(fewest[c], fewest[c - coin] + 1): capacity ASCENDING (coins reusable)",
           table,
           fewest[amount] == INT_MAX ? "-1" : std::to_string(fewest[amount]),
-          "fewest[" + std::to_string(coins.size()) + "][" + std::to_string(amount) + "], the last cell"};
+          "fewest[" + std::to_string(coins.size()) + "][" + std::to_string(amount) +
+              "], the last cell"};
 }
 
 Explained lis(const std::vector<int>& nums) {
@@ -217,16 +240,22 @@ Explained lis(const std::vector<int>& nums) {
       if (nums[j] < nums[i]) dp[i] = std::max(dp[i], dp[j] + 1);
     best = std::max(best, dp[i]);
     const auto slot = std::lower_bound(tails.begin(), tails.end(), nums[i]);
-    if (slot == tails.end()) tails.push_back(nums[i]);
-    else *slot = nums[i];
+    if (slot == tails.end())
+      tails.push_back(nums[i]);
+    else
+      *slot = nums[i];
     std::string shown;
-    for (std::size_t k = 0; k < tails.size(); ++k) shown += (k ? " " : "") + std::to_string(tails[k]);
+    for (std::size_t k = 0; k < tails.size(); ++k)
+      shown += (k ? " " : "") + std::to_string(tails[k]);
     table.add_row({std::to_string(i), std::to_string(nums[i]), std::to_string(dp[i]), shown});
   }
   return {"LeetCode 300, Longest Increasing Subsequence",
-          "dp[i] = longest strictly increasing subsequence ENDING at i; tails[l] = smallest end of one of length l+1",
-          "dp[i] = 1 + max(dp[j] : j < i, nums[j] < nums[i]) in O(n^2); tails by binary search in O(n log n)",
-          table, std::to_string(best),
+          "dp[i] = longest strictly increasing subsequence ENDING at i; tails[l] = smallest end of "
+          "one of length l+1",
+          "dp[i] = 1 + max(dp[j] : j < i, nums[j] < nums[i]) in O(n^2); tails by binary search in "
+          "O(n log n)",
+          table,
+          std::to_string(best),
           "max over dp[i], NOT the last cell; equal to the final length of tails"};
 }
 
@@ -249,11 +278,14 @@ Explained palindrome(const std::string& s) {
   }
   return {"LeetCode 5, Longest Palindromic Substring: s = \"" + s + "\"",
           "is[i][j] = s[i..j] is a palindrome (the upper triangle)",
-          "is[i][j] = s[i] == s[j] && (j - i < 2 || is[i+1][j-1]): i DESCENDING, because row i reads row i+1",
-          table, "\"" + s.substr(best_start, best_length) + "\"",
+          "is[i][j] = s[i] == s[j] && (j - i < 2 || is[i+1][j-1]): i DESCENDING, because row i "
+          "reads row i+1",
+          table,
+          "\"" + s.substr(best_start, best_length) + "\"",
           n == 0 ? "no cell: s is empty"
-                 : "the leftmost longest T, anywhere in the triangle: is[" + std::to_string(best_start) +
-                       "][" + std::to_string(best_start + best_length - 1) + "]"};
+                 : "the leftmost longest T, anywhere in the triangle: is[" +
+                       std::to_string(best_start) + "][" +
+                       std::to_string(best_start + best_length - 1) + "]"};
 }
 
 }  // namespace book::dp::explain

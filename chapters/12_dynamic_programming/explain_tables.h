@@ -19,7 +19,7 @@ struct Explained {
   std::string recurrence;  ///< the transition
   Table table;             ///< the cells, with row and column labels
   std::string answer;      ///< the answer read off the table
-  std::string answer_cell; ///< where the answer is, e.g. "dp[7][6], the last cell"
+  std::string answer_cell;  ///< where the answer is, e.g. "dp[7][6], the last cell"
 };
 
 /// A parsed command line: which problem and its arguments.

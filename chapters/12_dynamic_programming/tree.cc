@@ -10,8 +10,8 @@ namespace book::dp {
 std::unique_ptr<TreeNode> build_tree(const std::vector<std::optional<int>>& level_order) {
   if (level_order.empty()) return nullptr;
   BOOK_CHECK(level_order[0].has_value() || level_order.size() == 1,
-             "level order starts with null (an empty tree) but lists " << level_order.size() - 1
-                                                                        << " more entries; pass {} for an empty tree");
+             "level order starts with null (an empty tree) but lists "
+                 << level_order.size() - 1 << " more entries; pass {} for an empty tree");
   if (!level_order[0]) return nullptr;
   auto root = std::make_unique<TreeNode>();
   root->val = *level_order[0];
@@ -19,8 +19,10 @@ std::unique_ptr<TreeNode> build_tree(const std::vector<std::optional<int>>& leve
   parents.push(root.get());
   std::size_t next = 1;
   while (next < level_order.size()) {
-    BOOK_CHECK(!parents.empty(), "level order entry " << next << " has no parent slot left: every "
-                                 "earlier node's children are already listed (or are null)");
+    BOOK_CHECK(!parents.empty(), "level order entry "
+                                     << next
+                                     << " has no parent slot left: every "
+                                        "earlier node's children are already listed (or are null)");
     TreeNode* parent = parents.front();
     parents.pop();
     for (auto* child : {&parent->left, &parent->right}) {

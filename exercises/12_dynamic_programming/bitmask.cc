@@ -5,32 +5,37 @@ namespace book::dp {
 
 bool can_i_win(int max_choosable_integer, int desired_total) {
   (void)max_choosable_integer, (void)desired_total;
-  BOOK_NOT_IMPLEMENTED("dp.464", "exercises/12_dynamic_programming/bitmask.cc",
-                       "chapters/12_dynamic_programming/README.md, section Bitmask state compression");
+  BOOK_NOT_IMPLEMENTED(
+      "dp.464", "exercises/12_dynamic_programming/bitmask.cc",
+      "chapters/12_dynamic_programming/README.md, section Bitmask state compression");
 }
 
 int count_arrangement(int n) {
   (void)n;
-  BOOK_NOT_IMPLEMENTED("dp.526", "exercises/12_dynamic_programming/bitmask.cc",
-                       "chapters/12_dynamic_programming/README.md, section Bitmask state compression");
+  BOOK_NOT_IMPLEMENTED(
+      "dp.526", "exercises/12_dynamic_programming/bitmask.cc",
+      "chapters/12_dynamic_programming/README.md, section Bitmask state compression");
 }
 
 bool can_partition_k_subsets(const std::vector<int>& nums, int k) {
   (void)nums, (void)k;
-  BOOK_NOT_IMPLEMENTED("dp.698", "exercises/12_dynamic_programming/bitmask.cc",
-                       "chapters/12_dynamic_programming/README.md, section Bitmask state compression");
+  BOOK_NOT_IMPLEMENTED(
+      "dp.698", "exercises/12_dynamic_programming/bitmask.cc",
+      "chapters/12_dynamic_programming/README.md, section Bitmask state compression");
 }
 
 int shortest_path_length(const std::vector<std::vector<int>>& graph) {
   (void)graph;
-  BOOK_NOT_IMPLEMENTED("dp.847", "exercises/12_dynamic_programming/bitmask.cc",
-                       "chapters/12_dynamic_programming/README.md, section Bitmask state compression");
+  BOOK_NOT_IMPLEMENTED(
+      "dp.847", "exercises/12_dynamic_programming/bitmask.cc",
+      "chapters/12_dynamic_programming/README.md, section Bitmask state compression");
 }
 
 std::string shortest_superstring(const std::vector<std::string>& words) {
   (void)words;
-  BOOK_NOT_IMPLEMENTED("dp.943", "exercises/12_dynamic_programming/bitmask.cc",
-                       "chapters/12_dynamic_programming/README.md, section Bitmask state compression");
+  BOOK_NOT_IMPLEMENTED(
+      "dp.943", "exercises/12_dynamic_programming/bitmask.cc",
+      "chapters/12_dynamic_programming/README.md, section Bitmask state compression");
 }
 
 }  // namespace book::dp

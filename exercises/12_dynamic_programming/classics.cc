@@ -21,7 +21,8 @@ int super_egg_drop(int k, int n) {
                        "chapters/12_dynamic_programming/README.md, section Harder classics");
 }
 
-int job_scheduling(const std::vector<int>& start_time, const std::vector<int>& end_time, const std::vector<int>& profit) {
+int job_scheduling(const std::vector<int>& start_time, const std::vector<int>& end_time,
+                   const std::vector<int>& profit) {
   (void)start_time, (void)end_time, (void)profit;
   BOOK_NOT_IMPLEMENTED("dp.1235", "exercises/12_dynamic_programming/classics.cc",
                        "chapters/12_dynamic_programming/README.md, section Harder classics");

@@ -15,14 +15,13 @@ bool can_i_win(int max_choosable_integer, int desired_total) {
   const int m = max_choosable_integer;
   if (desired_total <= 0) return true;
   if (m * (m + 1) / 2 < desired_total) return false;  // nobody ever reaches it
-  std::vector<signed char> memo(1u << m, -1);          // -1 unknown, 0 lose, 1 win
+  std::vector<signed char> memo(1u << m, -1);         // -1 unknown, 0 lose, 1 win
   auto wins = [&](auto&& self, unsigned used, int remaining) -> bool {
     auto& known = memo[used];
     if (known >= 0) return known;
     for (int x = 1; x <= m; ++x)
       if (!(used >> (x - 1) & 1) &&
-          (x >= remaining || !self(self, used | 1u << (x - 1), remaining - x)))
-      {
+          (x >= remaining || !self(self, used | 1u << (x - 1), remaining - x))) {
         known = 1;
         return true;
       }
@@ -115,7 +114,8 @@ std::string shortest_superstring(const std::vector<std::string>& words) {
       if (length[mask][last] == INT_MAX) continue;
       for (int w = 0; w < n; ++w) {
         if (mask >> w & 1) continue;
-        const int candidate = length[mask][last] + static_cast<int>(words[w].size()) - overlap[last][w];
+        const int candidate =
+            length[mask][last] + static_cast<int>(words[w].size()) - overlap[last][w];
         auto& slot = length[mask | 1u << w][w];
         if (candidate < slot) slot = candidate, previous[mask | 1u << w][w] = last;
       }

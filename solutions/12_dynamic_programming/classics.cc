@@ -16,7 +16,8 @@ bool is_match_regex(const std::string& s, const std::string& p) {
   for (std::size_t i = 0; i <= n; ++i)
     for (std::size_t j = 1; j <= m; ++j) {
       if (p[j - 1] == '*')
-        match[i][j] = (j >= 2 && match[i][j - 2]) || (i > 0 && j >= 2 && same(i, j - 1) && match[i - 1][j]);
+        match[i][j] =
+            (j >= 2 && match[i][j - 2]) || (i > 0 && j >= 2 && same(i, j - 1) && match[i - 1][j]);
       else
         match[i][j] = i > 0 && same(i, j) && match[i - 1][j - 1];
     }

@@ -24,7 +24,8 @@ int min_delete_steps(const std::string& word1, const std::string& word2) {
 // 583 with each deletion costing the character's ASCII value instead of 1.
 int minimum_delete_sum(const std::string& s1, const std::string& s2) {
   std::vector<int> dp(s2.size() + 1, 0);
-  for (std::size_t j = 1; j <= s2.size(); ++j) dp[j] = dp[j - 1] + static_cast<unsigned char>(s2[j - 1]);
+  for (std::size_t j = 1; j <= s2.size(); ++j)
+    dp[j] = dp[j - 1] + static_cast<unsigned char>(s2[j - 1]);
   for (std::size_t i = 1; i <= s1.size(); ++i) {
     const int cost_i = static_cast<unsigned char>(s1[i - 1]);
     int diagonal = dp[0];
@@ -52,8 +53,7 @@ int min_distance(const std::string& word1, const std::string& word2) {
     dp[0] = static_cast<int>(i);
     for (std::size_t j = 1; j <= word2.size(); ++j) {
       const int above = dp[j];
-      dp[j] = word1[i - 1] == word2[j - 1] ? diagonal
-                                           : 1 + std::min({diagonal, above, dp[j - 1]});
+      dp[j] = word1[i - 1] == word2[j - 1] ? diagonal : 1 + std::min({diagonal, above, dp[j - 1]});
       diagonal = above;
     }
   }

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <climits>
-#include <numeric>
 #include <cstdlib>
+#include <numeric>
 
 #include "chapters/12_dynamic_programming/knapsack.h"
 

@@ -26,9 +26,8 @@ int length_of_lis(const std::vector<int>& nums) {
 // width can never both be in an increasing run of heights; then it is 300 on the heights.
 int max_envelopes(const std::vector<std::vector<int>>& envelopes) {
   std::vector<std::vector<int>> sorted = envelopes;
-  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-    return a[0] != b[0] ? a[0] < b[0] : a[1] > b[1];
-  });
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a[0] != b[0] ? a[0] < b[0] : a[1] > b[1]; });
   std::vector<int> heights;
   heights.reserve(sorted.size());
   for (const auto& e : sorted) heights.push_back(e[1]);

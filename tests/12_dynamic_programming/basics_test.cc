@@ -36,7 +36,8 @@ void walk_paths(const Grid& grid, std::size_t i, std::size_t j, int sum,
 
 std::uint64_t count_paths(const Grid& grid, bool obstacles) {
   std::uint64_t count = 0;
-  walk_paths(grid, 0, 0, 0, [&](int) { ++count; }, obstacles);
+  walk_paths(
+      grid, 0, 0, 0, [&](int) { ++count; }, obstacles);
   return count;
 }
 
@@ -66,7 +67,8 @@ std::string bst_shape(const std::vector<int>& order) {
   }
   // Keys 1..n in a BST determine the shape with the children table.
   std::string shape;
-  for (std::size_t v = 1; v <= order.size(); ++v) shape += std::to_string(left[v]) + "," + std::to_string(right[v]) + ";";
+  for (std::size_t v = 1; v <= order.size(); ++v)
+    shape += std::to_string(left[v]) + "," + std::to_string(right[v]) + ";";
   return shape;
 }
 
@@ -142,7 +144,8 @@ EXERCISE_TEST("dp.63", UniquePathsWithObstacles, ExamplesAndBruteForce) {
       row = random_ints(rng, n, 0, 3);
       for (auto& cell : row) cell = cell == 0 ? 1 : 0;  // a quarter obstacles
     }
-    ASSERT_EQ(unique_paths_with_obstacles(grid), count_paths(grid, true)) << "grid = " << show(grid);
+    ASSERT_EQ(unique_paths_with_obstacles(grid), count_paths(grid, true))
+        << "grid = " << show(grid);
   }
 }
 
@@ -156,7 +159,8 @@ EXERCISE_TEST("dp.64", MinPathSum, ExamplesAndBruteForce) {
     Grid grid(m);
     for (auto& row : grid) row = random_ints(rng, n, 0, 200);
     int expected = INT_MAX;
-    walk_paths(grid, 0, 0, 0, [&](int sum) { expected = std::min(expected, sum); }, false);
+    walk_paths(
+        grid, 0, 0, 0, [&](int sum) { expected = std::min(expected, sum); }, false);
     ASSERT_EQ(min_path_sum(grid), expected) << "grid = " << show(grid);
   }
 }

@@ -50,7 +50,8 @@ std::vector<std::vector<int>> random_connected_graph(Rng& rng, int n) {
     edge[u][v] = edge[v][u] = 1;
   }
   for (int extra = static_cast<int>(rng.uniform_int(0, n)); extra > 0; --extra) {
-    const int u = static_cast<int>(rng.uniform_int(0, n - 1)), v = static_cast<int>(rng.uniform_int(0, n - 1));
+    const int u = static_cast<int>(rng.uniform_int(0, n - 1)),
+              v = static_cast<int>(rng.uniform_int(0, n - 1));
     if (u != v) edge[u][v] = edge[v][u] = 1;
   }
   std::vector<std::vector<int>> graph(n);
@@ -109,8 +110,10 @@ EXERCISE_TEST("dp.464", CanIWin, ExamplesAndGameTree) {
     for (int total = 0; total <= m * (m + 1) / 2 + 1; ++total) {
       std::vector<int> unused(m);
       std::iota(unused.begin(), unused.end(), 1);
-      const bool expected = total <= 0 || (m * (m + 1) / 2 >= total && first_player_wins(unused, total));
-      ASSERT_EQ(can_i_win(m, total), expected) << "max_choosable_integer = " << m << ", desired_total = " << total;
+      const bool expected =
+          total <= 0 || (m * (m + 1) / 2 >= total && first_player_wins(unused, total));
+      ASSERT_EQ(can_i_win(m, total), expected)
+          << "max_choosable_integer = " << m << ", desired_total = " << total;
     }
 }
 
@@ -140,7 +143,8 @@ EXERCISE_TEST("dp.698", PartitionToKEqualSumSubsets, ExamplesAndBruteForce) {
   for (int trial = 0; trial < 1000; ++trial) {
     const auto nums = random_ints(rng, rng.uniform_int(1, 8), 1, 6);
     const int k = static_cast<int>(rng.uniform_int(1, std::min<std::int64_t>(4, nums.size())));
-    ASSERT_EQ(can_partition_k_subsets(nums, k), splits_evenly(nums, k)) << "nums = " << show(nums) << ", k = " << k;
+    ASSERT_EQ(can_partition_k_subsets(nums, k), splits_evenly(nums, k))
+        << "nums = " << show(nums) << ", k = " << k;
   }
 }
 
@@ -158,10 +162,11 @@ EXERCISE_TEST("dp.847", ShortestPathVisitingAllNodes, ExamplesAndBruteForce) {
 EXERCISE_TEST("dp.943", ShortestSuperstring, ExamplesAndBruteForce) {
   auto check = [](const std::vector<std::string>& words, std::size_t expected_length) {
     const std::string answer = shortest_superstring(words);
-    EXPECT_EQ(answer.size(), expected_length) << "words = " << show(words) << ", answer = \"" << answer << "\"";
+    EXPECT_EQ(answer.size(), expected_length)
+        << "words = " << show(words) << ", answer = \"" << answer << "\"";
     for (const auto& w : words)
-      EXPECT_NE(answer.find(w), std::string::npos)
-          << "\"" << w << "\" missing from the answer \"" << answer << "\"; words = " << show(words);
+      EXPECT_NE(answer.find(w), std::string::npos) << "\"" << w << "\" missing from the answer \""
+                                                   << answer << "\"; words = " << show(words);
   };
   check({"alex", "loves", "leetcode"}, 17);
   check({"catg", "ctaagt", "gcta", "ttca", "atgcatc"}, 16);
@@ -170,7 +175,8 @@ EXERCISE_TEST("dp.943", ShortestSuperstring, ExamplesAndBruteForce) {
   for (int trial = 0; trial < 500; ++trial) {
     std::vector<std::string> words;
     const auto count = rng.uniform_int(1, 6);
-    for (int attempt = 0; attempt < 100 && static_cast<std::int64_t>(words.size()) < count; ++attempt) {
+    for (int attempt = 0; attempt < 100 && static_cast<std::int64_t>(words.size()) < count;
+         ++attempt) {
       const auto w = random_string(rng, rng.uniform_int(1, 4), 2);
       // LeetCode's promise: no word is a substring of another.
       const bool contained = std::any_of(words.begin(), words.end(), [&](const std::string& o) {

@@ -15,7 +15,9 @@ using testing::random_ints;
 using testing::random_string;
 using testing::show;
 
-std::string quoted(const std::string& s, const std::string& p) { return "s = \"" + s + "\", p = \"" + p + "\""; }
+std::string quoted(const std::string& s, const std::string& p) {
+  return "s = \"" + s + "\", p = \"" + p + "\"";
+}
 
 // A random LeetCode 10 pattern: letters, '.', and '*' only after a letter or '.'.
 std::string random_regex(Rng& rng) {
@@ -77,7 +79,9 @@ EXERCISE_TEST("dp.44", WildcardMatching, ExamplesAndStdRegex) {
     std::string p, as_regex;
     for (int i = rng.uniform_int(0, 6); i > 0; --i) {
       const double r = rng.uniform();
-      const char c = r < 0.25 ? '*' : r < 0.45 ? '?' : static_cast<char>('a' + rng.uniform_int(0, 1));
+      const char c = r < 0.25   ? '*'
+                     : r < 0.45 ? '?'
+                                : static_cast<char>('a' + rng.uniform_int(0, 1));
       p += c;
       as_regex += c == '*' ? ".*" : c == '?' ? "." : std::string(1, c);
     }
@@ -94,7 +98,8 @@ EXERCISE_TEST("dp.887", SuperEggDrop, ExamplesAndMinimax) {
   EXPECT_EQ(super_egg_drop(100, 10000), 14) << "many eggs: binary search, ceil(log2(10001))";
   EXPECT_EQ(super_egg_drop(1, 10000), 10000) << "one egg: floor by floor";
   for (int k = 1; k <= 5; ++k)
-    for (int n = 1; n <= 120; ++n) ASSERT_EQ(super_egg_drop(k, n), egg_drop_minimax(k, n)) << "k = " << k << ", n = " << n;
+    for (int n = 1; n <= 120; ++n)
+      ASSERT_EQ(super_egg_drop(k, n), egg_drop_minimax(k, n)) << "k = " << k << ", n = " << n;
 }
 
 EXERCISE_TEST("dp.1235", JobScheduling, ExamplesAndBruteForce) {

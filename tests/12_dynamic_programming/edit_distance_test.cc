@@ -15,7 +15,9 @@ namespace {
 
 using testing::random_string;
 
-std::string quoted(const std::string& a, const std::string& b) { return "word1 = \"" + a + "\", word2 = \"" + b + "\""; }
+std::string quoted(const std::string& a, const std::string& b) {
+  return "word1 = \"" + a + "\", word2 = \"" + b + "\"";
+}
 
 // Every subsequence of s (as a string), by enumerating subsets of positions.
 std::set<std::string> subsequences(const std::string& s) {
@@ -62,9 +64,11 @@ int edit_distance_by_search(const std::string& from, const std::string& to) {
     std::vector<std::string> next;
     for (std::size_t i = 0; i < s.size(); ++i) next.push_back(s.substr(0, i) + s.substr(i + 1));
     for (char c : letters) {
-      for (std::size_t i = 0; i < s.size(); ++i) next.push_back(s.substr(0, i) + c + s.substr(i + 1));
+      for (std::size_t i = 0; i < s.size(); ++i)
+        next.push_back(s.substr(0, i) + c + s.substr(i + 1));
       if (s.size() < max_length)
-        for (std::size_t i = 0; i <= s.size(); ++i) next.push_back(s.substr(0, i) + c + s.substr(i));
+        for (std::size_t i = 0; i <= s.size(); ++i)
+          next.push_back(s.substr(0, i) + c + s.substr(i));
     }
     for (auto& n : next)
       if (distance.emplace(n, d + 1).second) frontier.push(n);
@@ -73,7 +77,8 @@ int edit_distance_by_search(const std::string& from, const std::string& to) {
 }
 
 // Brute force for 97: try every choice of source for each character of s3 (no memo).
-bool interleaves(const std::string& s1, std::size_t i, const std::string& s2, std::size_t j, const std::string& s3) {
+bool interleaves(const std::string& s1, std::size_t i, const std::string& s2, std::size_t j,
+                 const std::string& s3) {
   if (i + j == s3.size()) return i == s1.size() && j == s2.size();
   return (i < s1.size() && s1[i] == s3[i + j] && interleaves(s1, i + 1, s2, j, s3)) ||
          (j < s2.size() && s2[j] == s3[i + j] && interleaves(s1, i, s2, j + 1, s3));
@@ -95,8 +100,10 @@ EXERCISE_TEST("dp.115", DistinctSubsequences, MatchesBruteForceOnRandomInputs) {
   Rng rng(115);
   for (int trial = 0; trial < 2000; ++trial) {
     const auto letters = rng.uniform_int(1, 3);  // few letters, so matches are common
-    const auto s = random_string(rng, rng.uniform_int(0, 12), letters), t = random_string(rng, rng.uniform_int(0, 4), letters);
-    ASSERT_EQ(num_distinct(s, t), brute::num_distinct(s, t)) << "s = \"" << s << "\", t = \"" << t << "\"";
+    const auto s = random_string(rng, rng.uniform_int(0, 12), letters),
+               t = random_string(rng, rng.uniform_int(0, 4), letters);
+    ASSERT_EQ(num_distinct(s, t), brute::num_distinct(s, t))
+        << "s = \"" << s << "\", t = \"" << t << "\"";
   }
 }
 
@@ -117,7 +124,8 @@ EXERCISE_TEST("dp.583", DeleteOperationForTwoStrings, ExamplesAndBruteForce) {
   EXPECT_EQ(min_delete_steps("same", "same"), 0);
   Rng rng(583);
   for (int trial = 0; trial < 1000; ++trial) {
-    const auto a = random_string(rng, rng.uniform_int(0, 8), 3), b = random_string(rng, rng.uniform_int(0, 8), 3);
+    const auto a = random_string(rng, rng.uniform_int(0, 8), 3),
+               b = random_string(rng, rng.uniform_int(0, 8), 3);
     ASSERT_EQ(min_delete_steps(a, b), cheapest_deletions(a, b, false)) << quoted(a, b);
   }
 }
@@ -128,7 +136,8 @@ EXERCISE_TEST("dp.712", MinimumAsciiDeleteSum, ExamplesAndBruteForce) {
   EXPECT_EQ(minimum_delete_sum("", "a"), 97);
   Rng rng(712);
   for (int trial = 0; trial < 1000; ++trial) {
-    const auto a = random_string(rng, rng.uniform_int(0, 8), 4), b = random_string(rng, rng.uniform_int(0, 8), 4);
+    const auto a = random_string(rng, rng.uniform_int(0, 8), 4),
+               b = random_string(rng, rng.uniform_int(0, 8), 4);
     ASSERT_EQ(minimum_delete_sum(a, b), cheapest_deletions(a, b, true)) << quoted(a, b);
   }
 }
@@ -141,12 +150,15 @@ EXERCISE_TEST("dp.72", EditDistance, ExamplesAndBruteForce) {
   EXPECT_EQ(min_distance("", "abc"), 3) << "insert everything";
   Rng rng(72);
   for (int trial = 0; trial < 1000; ++trial) {
-    const auto a = random_string(rng, rng.uniform_int(0, 5), 3), b = random_string(rng, rng.uniform_int(0, 5), 3);
+    const auto a = random_string(rng, rng.uniform_int(0, 5), 3),
+               b = random_string(rng, rng.uniform_int(0, 5), 3);
     ASSERT_EQ(min_distance(a, b), edit_distance_by_search(a, b)) << quoted(a, b);
   }
   for (int trial = 0; trial < 300; ++trial) {
-    const auto a = random_string(rng, rng.uniform_int(0, 8), 4), b = random_string(rng, rng.uniform_int(0, 8), 4);
-    ASSERT_EQ(min_distance(a, b), brute::min_distance(a, b)) << quoted(a, b) << " (vs plain recursion)";
+    const auto a = random_string(rng, rng.uniform_int(0, 8), 4),
+               b = random_string(rng, rng.uniform_int(0, 8), 4);
+    ASSERT_EQ(min_distance(a, b), brute::min_distance(a, b))
+        << quoted(a, b) << " (vs plain recursion)";
   }
 }
 
@@ -158,7 +170,8 @@ EXERCISE_TEST("dp.97", InterleavingString, ExamplesAndBruteForce) {
   EXPECT_FALSE(is_interleave("", "", "a"));
   Rng rng(97);
   for (int trial = 0; trial < 3000; ++trial) {
-    const auto s1 = random_string(rng, rng.uniform_int(0, 6), 2), s2 = random_string(rng, rng.uniform_int(0, 6), 2);
+    const auto s1 = random_string(rng, rng.uniform_int(0, 6), 2),
+               s2 = random_string(rng, rng.uniform_int(0, 6), 2);
     // Half the time an actual interleaving (perhaps with one letter changed), else random.
     std::string s3;
     if (rng.uniform() < 0.5) {
@@ -167,7 +180,8 @@ EXERCISE_TEST("dp.97", InterleavingString, ExamplesAndBruteForce) {
         s3 += (j == s2.size() || (i < s1.size() && rng.uniform() < 0.5)) ? s1[i++] : s2[j++];
       if (!s3.empty() && rng.uniform() < 0.3) s3[rng.uniform_int(0, s3.size() - 1)] ^= 3;
     } else {
-      s3 = random_string(rng, s1.size() + s2.size() + rng.uniform_int(-1, 1) * (rng.uniform() < 0.2), 2);
+      s3 = random_string(rng,
+                         s1.size() + s2.size() + rng.uniform_int(-1, 1) * (rng.uniform() < 0.2), 2);
     }
     ASSERT_EQ(is_interleave(s1, s2, s3), interleaves(s1, 0, s2, 0, s3))
         << "s1 = \"" << s1 << "\", s2 = \"" << s2 << "\", s3 = \"" << s3 << "\"";

@@ -20,7 +20,8 @@ inline std::vector<int> random_ints(Rng& rng, std::int64_t length, int lo, int h
 /// `length` letters from the first `letters` of the alphabet (few letters: many matches).
 inline std::string random_string(Rng& rng, std::int64_t length, int letters) {
   std::string out;
-  for (std::int64_t i = 0; i < length; ++i) out += static_cast<char>('a' + rng.uniform_int(0, letters - 1));
+  for (std::int64_t i = 0; i < length; ++i)
+    out += static_cast<char>('a' + rng.uniform_int(0, letters - 1));
   return out;
 }
 

@@ -20,10 +20,12 @@ using testing::show;
 // Distinct positive values, `count` of them in [1, hi].
 std::vector<int> distinct_positive(Rng& rng, int count, int hi) {
   std::set<int> chosen;
-  while (static_cast<int>(chosen.size()) < count) chosen.insert(static_cast<int>(rng.uniform_int(1, hi)));
+  while (static_cast<int>(chosen.size()) < count)
+    chosen.insert(static_cast<int>(rng.uniform_int(1, hi)));
   std::vector<int> out(chosen.begin(), chosen.end());
   // Shuffle so no solution may rely on sorted input.
-  for (std::size_t i = out.size(); i > 1; --i) std::swap(out[i - 1], out[rng.uniform_int(0, i - 1)]);
+  for (std::size_t i = out.size(); i > 1; --i)
+    std::swap(out[i - 1], out[rng.uniform_int(0, i - 1)]);
   return out;
 }
 
@@ -64,7 +66,8 @@ std::uint64_t count_sequences(const std::vector<int>& nums, int target) {
 int fewest_squares(int n) {
   if (n == 0) return 0;
   int best = INT_MAX;
-  for (int root = 1; root * root <= n; ++root) best = std::min(best, 1 + fewest_squares(n - root * root));
+  for (int root = 1; root * root <= n; ++root)
+    best = std::min(best, 1 + fewest_squares(n - root * root));
   return best;
 }
 
@@ -126,7 +129,8 @@ EXERCISE_TEST("dp.494", TargetSum, ExamplesAndBruteForce) {
       for (std::size_t i = 0; i < nums.size(); ++i) sum += (signs >> i & 1) ? nums[i] : -nums[i];
       expected += sum == target;
     }
-    ASSERT_EQ(find_target_sum_ways(nums, target), expected) << "nums = " << show(nums) << ", target = " << target;
+    ASSERT_EQ(find_target_sum_ways(nums, target), expected)
+        << "nums = " << show(nums) << ", target = " << target;
   }
 }
 
@@ -141,7 +145,8 @@ EXERCISE_TEST("dp.474", OnesAndZeroes, ExamplesAndBruteForce) {
       s = random_string(rng, rng.uniform_int(1, 4), 2);
       for (auto& c : s) c = c == 'a' ? '0' : '1';
     }
-    const int m = static_cast<int>(rng.uniform_int(0, 6)), n = static_cast<int>(rng.uniform_int(0, 6));
+    const int m = static_cast<int>(rng.uniform_int(0, 6)),
+              n = static_cast<int>(rng.uniform_int(0, 6));
     int expected = 0;
     for (std::uint32_t mask = 0; mask < (1u << strs.size()); ++mask) {
       int zeros = 0, ones = 0;
@@ -150,7 +155,8 @@ EXERCISE_TEST("dp.474", OnesAndZeroes, ExamplesAndBruteForce) {
           for (char c : strs[i]) (c == '0' ? zeros : ones)++;
       if (zeros <= m && ones <= n) expected = std::max(expected, std::popcount(mask));
     }
-    ASSERT_EQ(find_max_form(strs, m, n), expected) << "strs = " << show(strs) << ", m = " << m << ", n = " << n;
+    ASSERT_EQ(find_max_form(strs, m, n), expected)
+        << "strs = " << show(strs) << ", m = " << m << ", n = " << n;
   }
 }
 
@@ -222,7 +228,8 @@ EXERCISE_TEST("dp.416", LoopOrder, CapacityAscendingReusesItems) {
   // {1, 5}: total 6, half 3. Each item once cannot make 3; capacity ascending lets the 1 be used
   // three times (reachable[1] -> [2] -> [3] within the same item's pass).
   EXPECT_FALSE(can_partition({1, 5}));
-  EXPECT_TRUE(partition_with_capacity_ascending({1, 5})) << "the wrong order uses the 1 three times";
+  EXPECT_TRUE(partition_with_capacity_ascending({1, 5}))
+      << "the wrong order uses the 1 three times";
   EXPECT_EQ(can_partition({1, 5}), brute::can_partition({1, 5}));
 }
 
@@ -258,7 +265,8 @@ EXERCISE_TEST("dp.139", WordBreak, ExamplesAndBruteForce) {
     const std::string s = random_string(rng, rng.uniform_int(1, 12), 2);
     std::vector<std::string> dict(rng.uniform_int(1, 4));
     for (auto& w : dict) w = random_string(rng, rng.uniform_int(1, 3), 2);
-    ASSERT_EQ(word_break(s, dict), splits_into_words(s, dict)) << "s = \"" << s << "\", dict = " << show(dict);
+    ASSERT_EQ(word_break(s, dict), splits_into_words(s, dict))
+        << "s = \"" << s << "\", dict = " << show(dict);
   }
 }
 

@@ -49,7 +49,8 @@ int cheapest_triangulation(const std::vector<int>& v, int i, int j) {
   if (j - i < 2) return 0;
   int best = INT_MAX;
   for (int k = i + 1; k < j; ++k)
-    best = std::min(best, cheapest_triangulation(v, i, k) + v[i] * v[k] * v[j] + cheapest_triangulation(v, k, j));
+    best = std::min(best, cheapest_triangulation(v, i, k) + v[i] * v[k] * v[j] +
+                              cheapest_triangulation(v, k, j));
   return best;
 }
 
@@ -79,7 +80,8 @@ EXERCISE_TEST("dp.647", PalindromicSubstrings, ExamplesAndBruteForce) {
     const auto s = random_string(rng, rng.uniform_int(0, 16), rng.uniform_int(1, 3));
     int expected = 0;
     for (std::size_t i = 0; i < s.size(); ++i)
-      for (std::size_t len = 1; i + len <= s.size(); ++len) expected += is_palindrome(s.substr(i, len));
+      for (std::size_t len = 1; i + len <= s.size(); ++len)
+        expected += is_palindrome(s.substr(i, len));
     ASSERT_EQ(count_substrings(s), expected) << "s = \"" << s << "\"";
   }
 }
@@ -91,7 +93,8 @@ EXERCISE_TEST("dp.516", LongestPalindromicSubsequence, ExamplesAndBruteForce) {
   Rng rng(516);
   for (int trial = 0; trial < 2000; ++trial) {
     const auto s = random_string(rng, rng.uniform_int(1, 12), rng.uniform_int(1, 4));
-    ASSERT_EQ(longest_palindrome_subseq(s), longest_palindromic_subsequence(s)) << "s = \"" << s << "\"";
+    ASSERT_EQ(longest_palindrome_subseq(s), longest_palindromic_subsequence(s))
+        << "s = \"" << s << "\"";
   }
 }
 
@@ -104,7 +107,8 @@ EXERCISE_TEST("dp.1312", MinimumInsertionsToPalindrome, ExamplesAndBruteForce) {
   for (int trial = 0; trial < 2000; ++trial) {
     const auto s = random_string(rng, rng.uniform_int(1, 12), rng.uniform_int(1, 4));
     // Every character outside a longest palindromic subsequence needs exactly one mirror.
-    ASSERT_EQ(min_insertions(s), static_cast<int>(s.size()) - longest_palindromic_subsequence(s)) << "s = \"" << s << "\"";
+    ASSERT_EQ(min_insertions(s), static_cast<int>(s.size()) - longest_palindromic_subsequence(s))
+        << "s = \"" << s << "\"";
   }
 }
 
@@ -126,7 +130,8 @@ EXERCISE_TEST("dp.1039", MinimumScoreTriangulation, ExamplesAndBruteForce) {
   Rng rng(1039);
   for (int trial = 0; trial < 1000; ++trial) {
     const auto values = random_ints(rng, rng.uniform_int(3, 9), 1, 100);
-    ASSERT_EQ(min_score_triangulation(values), cheapest_triangulation(values, 0, static_cast<int>(values.size()) - 1))
+    ASSERT_EQ(min_score_triangulation(values),
+              cheapest_triangulation(values, 0, static_cast<int>(values.size()) - 1))
         << "values = " << show(values);
   }
 }

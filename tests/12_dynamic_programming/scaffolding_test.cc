@@ -82,7 +82,9 @@ TEST(Explain, TablesHoldTheTextbookCells) {
   EXPECT_EQ(explain::fill(explain::parse({"416", "1", "2", "4"})).answer, "false") << "odd total";
   EXPECT_EQ(explain::fill(explain::parse({"322", "11", "1", "2", "5"})).answer, "3");
   EXPECT_EQ(explain::fill(explain::parse({"322", "3", "2"})).answer, "-1");
-  EXPECT_EQ(explain::fill(explain::parse({"300", "10", "9", "2", "5", "3", "7", "101", "18"})).answer, "4");
+  EXPECT_EQ(
+      explain::fill(explain::parse({"300", "10", "9", "2", "5", "3", "7", "101", "18"})).answer,
+      "4");
   EXPECT_EQ(explain::fill(explain::parse({"5", "babad"})).answer, "\"bab\"");
   EXPECT_EQ(explain::fill(explain::parse({"5", ""})).answer, "\"\"") << "the empty string";
 }
@@ -103,7 +105,8 @@ TEST(Explain, BadArgumentsSayWhatIsWrong) {
   EXPECT_NE(message({"115", std::string(41, 'a'), "a"}).find("at most 40"), std::string::npos);
   EXPECT_NE(message({"416", "1", "x"}).find("must be an integer"), std::string::npos);
   EXPECT_NE(message({"416", "0", "2"}).find("[1, 100]"), std::string::npos);
-  EXPECT_NE(message({"416", "100", "100", "100", "100", "100", "100", "100"}).find("columns"), std::string::npos);
+  EXPECT_NE(message({"416", "100", "100", "100", "100", "100", "100", "100"}).find("columns"),
+            std::string::npos);
   EXPECT_NE(message({"322", "11"}).find("at least one coin"), std::string::npos);
   EXPECT_NE(message({"322", "301", "1"}).find("amount"), std::string::npos);
   EXPECT_NE(message({"322", "5", "0"}).find("positive"), std::string::npos);

@@ -24,10 +24,12 @@ int best_trading(const std::vector<int>& prices, std::size_t day, bool holding, 
   if (day == prices.size()) return 0;
   int best = best_trading(prices, day + 1, holding, buys_left, false, rules);  // wait
   if (holding)
-    best = std::max(best, prices[day] - rules.fee +
-                              best_trading(prices, day + 1, false, buys_left, rules.cooldown, rules));
+    best =
+        std::max(best, prices[day] - rules.fee +
+                           best_trading(prices, day + 1, false, buys_left, rules.cooldown, rules));
   else if (buys_left > 0 && !cooling)
-    best = std::max(best, -prices[day] + best_trading(prices, day + 1, true, buys_left - 1, false, rules));
+    best = std::max(
+        best, -prices[day] + best_trading(prices, day + 1, true, buys_left - 1, false, rules));
   return best;
 }
 
@@ -47,7 +49,8 @@ EXERCISE_TEST("dp.121", BestTimeToBuyAndSellStock, ExamplesAndBruteForce) {
   Rng rng(121);
   for (int trial = 0; trial < 2000; ++trial) {
     const auto prices = random_prices(rng);
-    ASSERT_EQ(max_profit_one(prices), brute_force(prices, {.max_transactions = 1})) << "prices = " << show(prices);
+    ASSERT_EQ(max_profit_one(prices), brute_force(prices, {.max_transactions = 1}))
+        << "prices = " << show(prices);
   }
 }
 
@@ -70,7 +73,8 @@ EXERCISE_TEST("dp.123", BestTimeToBuyAndSellStockIII, ExamplesAndBruteForce) {
   Rng rng(123);
   for (int trial = 0; trial < 2000; ++trial) {
     const auto prices = random_prices(rng);
-    ASSERT_EQ(max_profit_two(prices), brute_force(prices, {.max_transactions = 2})) << "prices = " << show(prices);
+    ASSERT_EQ(max_profit_two(prices), brute_force(prices, {.max_transactions = 2}))
+        << "prices = " << show(prices);
   }
 }
 
@@ -78,7 +82,8 @@ EXERCISE_TEST("dp.188", BestTimeToBuyAndSellStockIV, ExamplesAndBruteForce) {
   EXPECT_EQ(max_profit_k(2, {2, 4, 1}), 2);
   EXPECT_EQ(max_profit_k(2, {3, 2, 6, 5, 0, 3}), 7);
   EXPECT_EQ(max_profit_k(0, {1, 5}), 0) << "no transactions allowed";
-  EXPECT_EQ(max_profit_k(1000000, {1, 5, 2, 8}), 10) << "k far beyond n/2 (must not allocate k states)";
+  EXPECT_EQ(max_profit_k(1000000, {1, 5, 2, 8}), 10)
+      << "k far beyond n/2 (must not allocate k states)";
   Rng rng(188);
   for (int trial = 0; trial < 2000; ++trial) {
     const auto prices = random_prices(rng);
@@ -95,7 +100,8 @@ EXERCISE_TEST("dp.309", BestTimeWithCooldown, ExamplesAndBruteForce) {
   Rng rng(309);
   for (int trial = 0; trial < 2000; ++trial) {
     const auto prices = random_prices(rng);
-    ASSERT_EQ(max_profit_cooldown(prices), brute_force(prices, {.cooldown = true})) << "prices = " << show(prices);
+    ASSERT_EQ(max_profit_cooldown(prices), brute_force(prices, {.cooldown = true}))
+        << "prices = " << show(prices);
   }
 }
 

@@ -23,7 +23,8 @@ std::string as_letters(const std::vector<int>& values) {
 EXERCISE_TEST("dp.300", LongestIncreasingSubsequence, ExamplesAndBruteForce) {
   EXPECT_EQ(length_of_lis({10, 9, 2, 5, 3, 7, 101, 18}), 4);
   EXPECT_EQ(length_of_lis({0, 1, 0, 3, 2, 3}), 4);
-  EXPECT_EQ(length_of_lis({7, 7, 7, 7, 7, 7, 7}), 1) << "strictly increasing: equal values do not count";
+  EXPECT_EQ(length_of_lis({7, 7, 7, 7, 7, 7, 7}), 1)
+      << "strictly increasing: equal values do not count";
   EXPECT_EQ(length_of_lis({}), 0);
   EXPECT_EQ(length_of_lis({-5}), 1);
   Rng rng(300);
@@ -39,7 +40,8 @@ EXERCISE_TEST("dp.300", LongestIncreasingSubsequence, ExamplesAndBruteForce) {
 EXERCISE_TEST("dp.354", RussianDollEnvelopes, ExamplesAndBruteForce) {
   EXPECT_EQ(max_envelopes({{5, 4}, {6, 4}, {6, 7}, {2, 3}}), 3);
   EXPECT_EQ(max_envelopes({{1, 1}, {1, 1}, {1, 1}}), 1);
-  EXPECT_EQ(max_envelopes({{4, 5}, {4, 6}, {6, 7}, {2, 3}, {1, 1}}), 4) << "equal widths never nest";
+  EXPECT_EQ(max_envelopes({{4, 5}, {4, 6}, {6, 7}, {2, 3}, {1, 1}}), 4)
+      << "equal widths never nest";
   Rng rng(354);
   for (int trial = 0; trial < 2000; ++trial) {
     std::vector<std::vector<int>> envelopes(rng.uniform_int(1, 10));
@@ -85,7 +87,8 @@ EXERCISE_TEST("dp.718", MaximumLengthOfRepeatedSubarray, ExamplesAndBruteForce) 
   EXPECT_EQ(find_length({5, 1, 2}, {1, 2, 9}), 2) << "the best run ends before the last cell";
   Rng rng(718);
   for (int trial = 0; trial < 2000; ++trial) {
-    const auto a = random_ints(rng, rng.uniform_int(1, 10), 0, 2), b = random_ints(rng, rng.uniform_int(1, 10), 0, 2);
+    const auto a = random_ints(rng, rng.uniform_int(1, 10), 0, 2),
+               b = random_ints(rng, rng.uniform_int(1, 10), 0, 2);
     int expected = 0;
     for (std::size_t i = 0; i < a.size(); ++i)
       for (std::size_t j = 0; j < b.size(); ++j) {
@@ -104,7 +107,8 @@ EXERCISE_TEST("dp.1143", LongestCommonSubsequence, ExamplesAndBruteForce) {
   EXPECT_EQ(longest_common_subsequence("", "abc"), 0);
   Rng rng(1143);
   for (int trial = 0; trial < 2000; ++trial) {
-    const auto a = random_string(rng, rng.uniform_int(0, 12), 3), b = random_string(rng, rng.uniform_int(0, 12), 3);
+    const auto a = random_string(rng, rng.uniform_int(0, 12), 3),
+               b = random_string(rng, rng.uniform_int(0, 12), 3);
     ASSERT_EQ(longest_common_subsequence(a, b), brute::longest_common_subsequence(a, b))
         << "text1 = \"" << a << "\", text2 = \"" << b << "\"";
   }
@@ -116,8 +120,10 @@ EXERCISE_TEST("dp.1035", UncrossedLines, ExamplesAndBruteForce) {
   EXPECT_EQ(max_uncrossed_lines({1, 3, 7, 1, 7, 5}, {1, 9, 2, 5, 1}), 2);
   Rng rng(1035);
   for (int trial = 0; trial < 2000; ++trial) {
-    const auto a = random_ints(rng, rng.uniform_int(1, 11), 0, 3), b = random_ints(rng, rng.uniform_int(1, 11), 0, 3);
-    ASSERT_EQ(max_uncrossed_lines(a, b), brute::longest_common_subsequence(as_letters(a), as_letters(b)))
+    const auto a = random_ints(rng, rng.uniform_int(1, 11), 0, 3),
+               b = random_ints(rng, rng.uniform_int(1, 11), 0, 3);
+    ASSERT_EQ(max_uncrossed_lines(a, b),
+              brute::longest_common_subsequence(as_letters(a), as_letters(b)))
         << "nums1 = " << show(a) << ", nums2 = " << show(b);
   }
 }
@@ -147,8 +153,10 @@ EXERCISE_TEST("dp.392", IsSubsequence, ExamplesAndBruteForce) {
   EXPECT_FALSE(is_subsequence("a", ""));
   Rng rng(392);
   for (int trial = 0; trial < 3000; ++trial) {
-    const auto s = random_string(rng, rng.uniform_int(0, 4), 2), t = random_string(rng, rng.uniform_int(0, 10), 2);
-    ASSERT_EQ(is_subsequence(s, t), brute::num_distinct(t, s) > 0) << "s = \"" << s << "\", t = \"" << t << "\"";
+    const auto s = random_string(rng, rng.uniform_int(0, 4), 2),
+               t = random_string(rng, rng.uniform_int(0, 10), 2);
+    ASSERT_EQ(is_subsequence(s, t), brute::num_distinct(t, s) > 0)
+        << "s = \"" << s << "\", t = \"" << t << "\"";
   }
 }
 
