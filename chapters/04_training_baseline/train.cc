@@ -1,5 +1,5 @@
-// bazel run -c opt //chapters/04_training_baseline:train [-- --tour] [--steps N] [--precision
-// fp32|bf16|fp16]
+// bazel run -c opt //chapters/04_training_baseline:train [-- --tour] [--steps N] [--digits D]
+//     [--threads N] [--precision fp32|bf16|fp16]
 //
 // Trains the tiny GPT on 3-digit addition for a few minutes on the CPU, printing a progress line
 // every few steps (loss, tokens/s, MFU against chapter 1's measured FP32 peak), then the
@@ -27,6 +27,7 @@ struct Args {
   bool tour = false;
   std::int64_t steps = 3000;
   int digits = 3;
+  int threads = 0;  // sgemm's thread count; 0 = all hardware threads
   Precision precision = Precision::kFP32;
 };
 
@@ -42,6 +43,8 @@ Args parse(int argc, char** argv) {
       args.tour = true;  // about 30-60 s on 2 cores: 2-digit addition learns in a few hundred steps
       args.steps = 800;
       args.digits = 2;
+    } else if (a == "--threads") {
+      args.threads = std::stoi(value());
     } else if (a == "--digits") {
       args.digits = std::stoi(value());
     } else if (a == "--steps") {
@@ -54,9 +57,11 @@ Args parse(int argc, char** argv) {
                        : p == "bf16" ? Precision::kBF16
                                      : Precision::kFP16;
     } else {
-      BOOK_CHECK(false, "unknown argument "
-                            << a
-                            << " (use --tour, --steps N, --digits D, --precision fp32|bf16|fp16)");
+      BOOK_CHECK(
+          false,
+          "unknown argument "
+              << a
+              << " (use --tour, --steps N, --digits D, --threads N, --precision fp32|bf16|fp16)");
     }
   }
   BOOK_CHECK(args.steps >= 10, "--steps must be >= 10, got " << args.steps);
@@ -87,6 +92,7 @@ void plot(const std::string& csv, const std::string& png) {
 
 int main(int argc, char** argv) try {
   const Args args = parse(argc, argv);
+  book::gemm::set_sgemm_threads(args.threads);
   TrainOptions options;
   options.model.n_layer = 2;
   options.model.n_head = 4;
