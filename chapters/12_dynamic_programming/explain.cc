@@ -72,9 +72,10 @@ int tour() {
   Table timing(
       {"length of s", "length of t", "count", "brute force (ms)", "your DP (µs)", "ratio"});
   Rng rng(12);
-  std::string ratio_at_largest = "not started", sizes;
+  std::string ratio_at_largest = "not started (dp.115)", sizes;
   for (int n : {12, 16, 20, 24}) {
     const std::string s = random_word(rng, n), t = random_word(rng, n / 3);
+    sizes = "s of " + std::to_string(n) + ", t of " + std::to_string(n / 3) + " letters";
     const double brute_s = median_seconds([&] { (void)brute::num_distinct(s, t); }, 3);
     std::string dp_cell = "not started", ratio = "-",
                 count = std::to_string(brute::num_distinct(s, t));
@@ -95,7 +96,6 @@ int tour() {
       if (num_distinct(s, t) != brute::num_distinct(s, t)) ratio = "WRONG ANSWER";
       ratio_at_largest =
           ratio + "× (" + fixed(brute_s * 1e3, 1) + " ms vs " + fixed(dp_s * 1e6, 3) + " µs)";
-      sizes = "s of " + std::to_string(n) + ", t of " + std::to_string(n / 3) + " letters";
     } catch (const NotImplemented&) {
     }
     timing.add_row(
