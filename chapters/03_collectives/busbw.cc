@@ -65,24 +65,24 @@ void write_trace(int ranks, const std::string& path) {
   });
   trace.write_json(path);
   trace.write_table(path + ".tsv");
-  std::printf("wrote %s (open in https://ui.perfetto.dev) and %s.tsv (for gnuplot): %zu events, "
-              "a 4 MiB ring all-reduce on %d ranks\n",
-              path.c_str(), path.c_str(), trace.events().size(), ranks);
+  std::printf(
+      "wrote %s (open in https://ui.perfetto.dev) and %s.tsv (for gnuplot): %zu events, "
+      "a 4 MiB ring all-reduce on %d ranks\n",
+      path.c_str(), path.c_str(), trace.events().size(), ranks);
 }
 
 int run(int argc, char** argv) {
   const bool tour = has_flag(argc, argv, "--tour");
   const int ranks = std::stoi(flag_value(argc, argv, "--ranks", "4"));
-  const std::size_t max_bytes =
-      std::stoul(flag_value(argc, argv, "--max-mib", tour ? "1" : "256")) << 20;
+  const std::size_t max_bytes = std::stoul(flag_value(argc, argv, "--max-mib", tour ? "1" : "256"))
+                                << 20;
   const std::string trace_path = flag_value(argc, argv, "--trace", "");
   if (!trace_path.empty()) write_trace(ranks, trace_path);
 
   std::vector<std::size_t> sizes = size_sweep(1024, max_bytes, 4);
   if (tour) sizes.push_back(64u << 20);  // the size the chapter's bandwidth claim is about
   const std::size_t budget = tour ? (16u << 20) : (256u << 20);
-  Table table({"size", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
-               "busbw / memcpy"});
+  Table table({"size", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "busbw / memcpy"});
   std::map<std::size_t, std::map<std::string, double>> busbw;
   std::map<std::size_t, double> memcpy_at;
   for (std::size_t bytes : sizes) {
@@ -95,8 +95,8 @@ int run(int argc, char** argv) {
     const bool big_tour_size = tour && bytes > max_bytes;
     for (Algorithm algo : {Algorithm::naive, Algorithm::tree, Algorithm::ring}) {
       if (big_tour_size && algo != Algorithm::ring) continue;
-      std::fprintf(stderr, "[busbw] %d ranks, %s, %s x %d ...\n", ranks, format_bytes(bytes).c_str(),
-                   algorithm_name(algo), reps);
+      std::fprintf(stderr, "[busbw] %d ranks, %s, %s x %d ...\n", ranks,
+                   format_bytes(bytes).c_str(), algorithm_name(algo), reps);
       const double seconds = time_all_reduce(ranks, bytes, algo, reps);
       const double alg = algbw_gbs(bytes, seconds);
       const double bus = alg * all_reduce_bus_factor(ranks);
@@ -105,9 +105,10 @@ int run(int argc, char** argv) {
                      fixed(alg, 3), fixed(bus, 3), fixed(bus / copy, 2)});
     }
   }
-  std::printf("All-reduce (sum, f32) on %d ranks as threads; busbw = algbw x 2(N-1)/N = algbw x "
-              "%.2f (nccl-tests)\n\n%s\n",
-              ranks, all_reduce_bus_factor(ranks), table.markdown().c_str());
+  std::printf(
+      "All-reduce (sum, f32) on %d ranks as threads; busbw = algbw x 2(N-1)/N = algbw x "
+      "%.2f (nccl-tests)\n\n%s\n",
+      ranks, all_reduce_bus_factor(ranks), table.markdown().c_str());
   table.write_csv(results_dir() + "/03_busbw_threads.csv");
   table.write_json(results_dir() + "/03_busbw_threads.json");
 
@@ -125,18 +126,22 @@ int run(int argc, char** argv) {
     std::printf("tree/ring crossover: the tree was faster at every size measured\n");
 
   const std::uint64_t sent = ring_bytes_sent(ranks, 1u << 20);
-  std::printf("tour: 03 | ring all-reduce bytes sent per rank (N=%d, 1 MiB) | %.2f MiB = "
-              "2(N-1)/N·S | 2(N-1)/N·S\n",
-              ranks, static_cast<double>(sent) / (1u << 20));
+  std::printf(
+      "tour: 03 | ring all-reduce bytes sent per rank (N=%d, 1 MiB) | %.2f MiB = "
+      "2(N-1)/N·S | 2(N-1)/N·S\n",
+      ranks, static_cast<double>(sent) / (1u << 20));
   const std::size_t big = sizes.back();
-  std::printf("tour: 03 | ring all-reduce busbw vs 1-thread memcpy (N=%d threads, %s) | %.2f GB/s "
-              "= %.2f x memcpy %.2f GB/s | busbw approaches the link (here: memory) bandwidth\n",
-              ranks, format_bytes(big).c_str(), busbw[big]["ring"],
-              busbw[big]["ring"] / memcpy_at[big], memcpy_at[big]);
-  std::printf("tour: 03 | tree/ring all-reduce crossover (N=%d threads) | %s | trees win small "
-              "(latency), rings win large (bandwidth)\n",
-              ranks, crossover ? ("ring faster from " + format_bytes(crossover)).c_str()
-                               : "tree faster at all sizes");
+  std::printf(
+      "tour: 03 | ring all-reduce busbw vs 1-thread memcpy (N=%d threads, %s) | %.2f GB/s "
+      "= %.2f x memcpy %.2f GB/s | busbw approaches the link (here: memory) bandwidth\n",
+      ranks, format_bytes(big).c_str(), busbw[big]["ring"], busbw[big]["ring"] / memcpy_at[big],
+      memcpy_at[big]);
+  std::printf(
+      "tour: 03 | tree/ring all-reduce crossover (N=%d threads) | %s | trees win small "
+      "(latency), rings win large (bandwidth)\n",
+      ranks,
+      crossover ? ("ring faster from " + format_bytes(crossover)).c_str()
+                : "tree faster at all sizes");
   return 0;
 }
 

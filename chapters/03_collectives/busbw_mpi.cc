@@ -41,12 +41,12 @@ int run(int argc, char** argv) {
   MpiSession session(&argc, &argv);
   MpiCommunicator comm;
   const bool tour = has_flag(argc, argv, "--tour");
-  const std::size_t max_bytes =
-      std::stoul(flag_value(argc, argv, "--max-mib", tour ? "4" : "256")) << 20;
+  const std::size_t max_bytes = std::stoul(flag_value(argc, argv, "--max-mib", tour ? "4" : "256"))
+                                << 20;
   const bool root = comm.rank() == 0;
   const std::size_t budget = tour ? (16u << 20) : (256u << 20);
-  Table table({"size", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
-               "busbw / MPI_Allreduce"});
+  Table table(
+      {"size", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "busbw / MPI_Allreduce"});
   const Algorithm algorithms[] = {Algorithm::native, Algorithm::naive, Algorithm::tree,
                                   Algorithm::ring};
   std::map<std::size_t, double> ring_vs_native;
@@ -64,21 +64,22 @@ int run(int argc, char** argv) {
       const double bus = alg * all_reduce_bus_factor(comm.size());
       if (algo == Algorithm::native) native_bus = bus;
       if (algo == Algorithm::ring) ring_vs_native[bytes] = bus / native_bus;
-      table.add_row({format_bytes(bytes),
-                     algo == Algorithm::native ? "MPI_Allreduce" : algorithm_name(algo),
-                     fixed(seconds * 1e6, 1), fixed(alg, 3), fixed(bus, 3),
-                     fixed(bus / native_bus, 2)});
+      table.add_row(
+          {format_bytes(bytes), algo == Algorithm::native ? "MPI_Allreduce" : algorithm_name(algo),
+           fixed(seconds * 1e6, 1), fixed(alg, 3), fixed(bus, 3), fixed(bus / native_bus, 2)});
     }
   }
   if (!root) return 0;
-  std::printf("All-reduce (sum, f32) on %d MPI processes; busbw = algbw x 2(N-1)/N "
-              "(nccl-tests); the peer is MPI_Allreduce in the same run\n\n%s\n",
-              comm.size(), table.markdown().c_str());
+  std::printf(
+      "All-reduce (sum, f32) on %d MPI processes; busbw = algbw x 2(N-1)/N "
+      "(nccl-tests); the peer is MPI_Allreduce in the same run\n\n%s\n",
+      comm.size(), table.markdown().c_str());
   table.write_csv(results_dir() + "/03_busbw_mpi.csv");
   const auto& [big, ratio] = *ring_vs_native.rbegin();
-  std::printf("tour: 03 | book ring vs MPI_Allreduce busbw (N=%d processes, %s) | %.2f x | "
-              "the ring is what MPI and NCCL run for large messages\n",
-              comm.size(), format_bytes(big).c_str(), ratio);
+  std::printf(
+      "tour: 03 | book ring vs MPI_Allreduce busbw (N=%d processes, %s) | %.2f x | "
+      "the ring is what MPI and NCCL run for large messages\n",
+      comm.size(), format_bytes(big).c_str(), ratio);
   return 0;
 }
 

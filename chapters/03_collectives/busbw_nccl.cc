@@ -21,7 +21,8 @@ int run(int argc, char** argv) {
   MpiSession session(&argc, &argv);
   MpiCommunicator mpi;
   const std::size_t max_bytes =
-      std::stoul(flag_value(argc, argv, "--max-mib", has_flag(argc, argv, "--tour") ? "64" : "1024"))
+      std::stoul(
+          flag_value(argc, argv, "--max-mib", has_flag(argc, argv, "--tour") ? "64" : "1024"))
       << 20;
   auto nccl = nccl_over_mpi(mpi);
   const bool root = mpi.rank() == 0;

@@ -34,8 +34,8 @@ std::vector<std::size_t> size_sweep(std::size_t min_bytes, std::size_t max_bytes
 }
 
 int repetitions_for(std::size_t bytes, std::size_t budget_bytes) {
-  return static_cast<int>(std::clamp<std::size_t>(budget_bytes / std::max<std::size_t>(bytes, 1),
-                                                  1, 200));
+  return static_cast<int>(
+      std::clamp<std::size_t>(budget_bytes / std::max<std::size_t>(bytes, 1), 1, 200));
 }
 
 double memcpy_gbs(std::size_t bytes, int repeats) {

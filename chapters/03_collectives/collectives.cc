@@ -12,8 +12,7 @@ namespace book::coll {
 
 namespace {
 
-std::string describe(const char* collective, Algorithm algorithm, std::size_t count,
-                     DType dtype) {
+std::string describe(const char* collective, Algorithm algorithm, std::size_t count, DType dtype) {
   std::ostringstream out;
   out << collective << "(" << algorithm_name(algorithm) << ", " << count << " x "
       << dtype_name(dtype) << ")";
@@ -36,10 +35,17 @@ void Communicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm) {
              where() << ": Algorithm::native exists only on the MPI and NCCL backends");
   if (size() == 1) return;  // the sum, mean and max of one buffer is itself
   switch (algo) {
-    case Algorithm::ring: ring_all_reduce(*this, data, op); break;
-    case Algorithm::tree: tree_all_reduce(*this, data, op); break;
-    case Algorithm::naive: naive_all_reduce(*this, data, op); break;
-    default: break;
+    case Algorithm::ring:
+      ring_all_reduce(*this, data, op);
+      break;
+    case Algorithm::tree:
+      tree_all_reduce(*this, data, op);
+      break;
+    case Algorithm::naive:
+      naive_all_reduce(*this, data, op);
+      break;
+    default:
+      break;
   }
 }
 
@@ -60,8 +66,10 @@ void Communicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op,
   Buffer work{scratch(input.bytes()), input.count, input.dtype};
   copy_into(work, input);
   if (size() > 1) {
-    if (algo == Algorithm::ring) ring_reduce_scatter(*this, work, op);
-    else naive_all_reduce(*this, work, op);  // naive: everything to rank 0 and back, keep mine
+    if (algo == Algorithm::ring)
+      ring_reduce_scatter(*this, work, op);
+    else
+      naive_all_reduce(*this, work, op);  // naive: everything to rank 0 and back, keep mine
   }
   copy_into(output, work.slice(mine.offset, mine.count));
 }
@@ -72,9 +80,9 @@ void Communicator::all_gather(ConstBuffer input, Buffer output, Algorithm algori
   on_enter_collective();
   const Shard mine = shard_of(output.count, size(), rank());
   BOOK_CHECK(input.count == mine.count && output.dtype == input.dtype,
-             where() << ": rank " << rank() << "'s input must be its shard of " << mine.count
-                     << " " << dtype_name(output.dtype) << " elements (shard_of(" << output.count
-                     << ", " << size() << ", " << rank() << ")), got " << input.count << " "
+             where() << ": rank " << rank() << "'s input must be its shard of " << mine.count << " "
+                     << dtype_name(output.dtype) << " elements (shard_of(" << output.count << ", "
+                     << size() << ", " << rank() << ")), got " << input.count << " "
                      << dtype_name(input.dtype));
   BOOK_CHECK(algo == Algorithm::ring || algo == Algorithm::naive,
              where() << ": all_gather runs Algorithm::ring or Algorithm::naive here");
@@ -100,18 +108,18 @@ void Communicator::all_gather(ConstBuffer input, Buffer output, Algorithm algori
 void Communicator::broadcast(Buffer data, int root) {
   Scope scope(*this, describe("broadcast", Algorithm::tree, data.count, data.dtype));
   on_enter_collective();
-  BOOK_CHECK(root >= 0 && root < size(),
-             where() << ": root " << root << " is not a rank of the group (0.." << size() - 1
-                     << ")");
+  BOOK_CHECK(root >= 0 && root < size(), where() << ": root " << root
+                                                 << " is not a rank of the group (0.." << size() - 1
+                                                 << ")");
   if (size() > 1) tree_broadcast(*this, data, root);
 }
 
 void Communicator::reduce(ConstBuffer input, Buffer output, int root, ReduceOp op) {
   Scope scope(*this, describe("reduce", Algorithm::tree, input.count, input.dtype));
   on_enter_collective();
-  BOOK_CHECK(root >= 0 && root < size(),
-             where() << ": root " << root << " is not a rank of the group (0.." << size() - 1
-                     << ")");
+  BOOK_CHECK(root >= 0 && root < size(), where() << ": root " << root
+                                                 << " is not a rank of the group (0.." << size() - 1
+                                                 << ")");
   if (rank() == root)
     BOOK_CHECK(output.count == input.count && output.dtype == input.dtype,
                where() << ": the root's output must have the input's " << input.count << " "
@@ -129,8 +137,8 @@ void Communicator::all_to_all(ConstBuffer input, std::span<const std::size_t> se
   on_enter_collective();
   const auto n = static_cast<std::size_t>(size());
   BOOK_CHECK(send_counts.size() == n && recv_counts.size() == n,
-             where() << ": send_counts and recv_counts need one entry per rank (" << n
-                     << "), got " << send_counts.size() << " and " << recv_counts.size());
+             where() << ": send_counts and recv_counts need one entry per rank (" << n << "), got "
+                     << send_counts.size() << " and " << recv_counts.size());
   const std::size_t sent = std::accumulate(send_counts.begin(), send_counts.end(), std::size_t{0});
   const std::size_t received =
       std::accumulate(recv_counts.begin(), recv_counts.end(), std::size_t{0});
@@ -140,8 +148,7 @@ void Communicator::all_to_all(ConstBuffer input, std::span<const std::size_t> se
                                                << " but the output has " << output.count
                                                << " elements");
   BOOK_CHECK(input.dtype == output.dtype, where() << ": input is " << dtype_name(input.dtype)
-                                                  << " but output is "
-                                                  << dtype_name(output.dtype));
+                                                  << " but output is " << dtype_name(output.dtype));
   BOOK_CHECK(send_counts[rank()] == recv_counts[rank()],
              where() << ": rank " << rank() << " sends itself " << send_counts[rank()]
                      << " elements but expects " << recv_counts[rank()] << " from itself");

@@ -39,12 +39,12 @@ Buffer Communicator::temporary(std::size_t count, DType dtype) {
 
 void Communicator::check_peer(int peer, const char* what) const {
   BOOK_CHECK(peer >= 0 && peer < size_, where() << ": " << what << " rank " << peer
-                                                << " is not in the group (0.." << size_ - 1
-                                                << ")");
+                                                << " is not in the group (0.." << size_ - 1 << ")");
 }
 
 Communicator::Scope::Scope(Communicator& comm, std::string name)
-    : comm_(comm), previous_(std::move(comm.operation_)),
+    : comm_(comm),
+      previous_(std::move(comm.operation_)),
       start_us_(comm.trace_ ? comm.trace_->now_us() : 0) {
   comm_.operation_ = std::move(name);
 }
@@ -92,8 +92,8 @@ void Communicator::sendrecv(ConstBuffer out, int dst, Buffer in, int src, int ta
   counters_.bytes_received += in.bytes();
   counters_.messages_received += 1;
   if (trace_)
-    trace_->add({"sendrecv →" + std::to_string(dst) + " ←" + std::to_string(src), "sendrecv",
-                 rank_, start, trace_->now_us() - start, static_cast<double>(out.bytes())});
+    trace_->add({"sendrecv →" + std::to_string(dst) + " ←" + std::to_string(src), "sendrecv", rank_,
+                 start, trace_->now_us() - start, static_cast<double>(out.bytes())});
 }
 
 void Communicator::reduce_local(Buffer dst, ConstBuffer src, ReduceOp op) {

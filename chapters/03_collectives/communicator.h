@@ -113,7 +113,8 @@ class Communicator {
   std::size_t tree_threshold_bytes() const { return tree_threshold_bytes_; }
   /// Changes the tree/ring crossover used by Algorithm::automatic.
   void set_tree_threshold_bytes(std::size_t bytes) { tree_threshold_bytes_ = bytes; }
-  /// Records every send, receive and reduce into `trace` (nullptr stops; not owned).
+  /// Records every send, receive and reduce into `trace` (nullptr stops; not owned), on the
+  /// track numbered rank() — so give a split group's communicators their own Trace.
   void set_trace(Trace* trace) { trace_ = trace; }
   /// The collective this rank is in ("all_reduce(ring)", …), or "send"/"recv"; for messages.
   const std::string& operation() const { return operation_; }

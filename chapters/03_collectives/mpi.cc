@@ -103,8 +103,8 @@ void MpiCommunicator::transport_recv(void* data, std::size_t bytes, int src, int
   wait(&request, 1, src, bytes);
 }
 
-void MpiCommunicator::transport_sendrecv(const void* out, std::size_t out_bytes, int dst,
-                                         void* in, std::size_t in_bytes, int src, int tag) {
+void MpiCommunicator::transport_sendrecv(const void* out, std::size_t out_bytes, int dst, void* in,
+                                         std::size_t in_bytes, int src, int tag) {
   MPI_Request requests[2];
   MPI_Irecv(in, as_int(in_bytes, where()), MPI_BYTE, src, tag, comm_, &requests[0]);
   MPI_Isend(out, as_int(out_bytes, where()), MPI_BYTE, dst, tag, comm_, &requests[1]);
@@ -116,9 +116,8 @@ void MpiCommunicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm) 
   Scope scope(*this, "all_reduce(native MPI_Allreduce)");
   BOOK_CHECK(data.dtype == DType::f32, where() << ": MPI has no BF16/FP16 reduction; use f32 or "
                                                   "the book's algorithms");
-  const int code =
-      MPI_Allreduce(MPI_IN_PLACE, data.data, as_int(data.count, where()), MPI_FLOAT,
-                    op == ReduceOp::max ? MPI_MAX : MPI_SUM, comm_);
+  const int code = MPI_Allreduce(MPI_IN_PLACE, data.data, as_int(data.count, where()), MPI_FLOAT,
+                                 op == ReduceOp::max ? MPI_MAX : MPI_SUM, comm_);
   BOOK_CHECK(code == MPI_SUCCESS, where() << ": " << mpi_error(code));
   if (op == ReduceOp::avg) scale(data, 1.0f / static_cast<float>(size()));
 }
@@ -131,7 +130,8 @@ void MpiCommunicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp 
   BOOK_CHECK(input.dtype == DType::f32 && output.dtype == DType::f32,
              where() << ": the native path is FP32 only");
   std::vector<int> counts(size());
-  for (int r = 0; r < size(); ++r) counts[r] = as_int(shard_of(input.count, size(), r).count, where());
+  for (int r = 0; r < size(); ++r)
+    counts[r] = as_int(shard_of(input.count, size(), r).count, where());
   BOOK_CHECK(output.count == static_cast<std::size_t>(counts[rank()]),
              where() << ": output must hold this rank's shard of " << counts[rank()]
                      << " elements, got " << output.count);
@@ -151,12 +151,12 @@ void MpiCommunicator::all_gather(ConstBuffer input, Buffer output, Algorithm alg
     counts[r] = as_int(s.count * width, where());
     offsets[r] = as_int(s.offset * width, where());
   }
-  BOOK_CHECK(input.bytes() == static_cast<std::size_t>(counts[rank()]) &&
-                 input.dtype == output.dtype,
-             where() << ": input must be this rank's shard of " << counts[rank()] / width
-                     << " elements, got " << input.count);
-  const int code = MPI_Allgatherv(input.data, counts[rank()], MPI_BYTE, output.data,
-                                  counts.data(), offsets.data(), MPI_BYTE, comm_);
+  BOOK_CHECK(
+      input.bytes() == static_cast<std::size_t>(counts[rank()]) && input.dtype == output.dtype,
+      where() << ": input must be this rank's shard of " << counts[rank()] / width
+              << " elements, got " << input.count);
+  const int code = MPI_Allgatherv(input.data, counts[rank()], MPI_BYTE, output.data, counts.data(),
+                                  offsets.data(), MPI_BYTE, comm_);
   BOOK_CHECK(code == MPI_SUCCESS, where() << ": " << mpi_error(code));
 }
 
@@ -165,8 +165,8 @@ std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
   MPI_Comm child = MPI_COMM_NULL;
   const int code = MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &child);
   BOOK_CHECK(code == MPI_SUCCESS, where() << ": " << mpi_error(code));
-  const std::string name = group() + "/split" + std::to_string(splits_++) + ":" +
-                           std::to_string(color);
+  const std::string name =
+      group() + "/split" + std::to_string(splits_++) + ":" + std::to_string(color);
   if (child == MPI_COMM_NULL) return nullptr;
   auto result = std::make_unique<MpiCommunicator>(child, name);
   MPI_Comm_free(&child);  // the new communicator holds its own duplicate

@@ -19,18 +19,24 @@ namespace {
 
 ncclDataType_t nccl_type(DType dtype) {
   switch (dtype) {
-    case DType::f32: return ncclFloat32;
-    case DType::bf16: return ncclBfloat16;
-    case DType::f16: return ncclFloat16;
+    case DType::f32:
+      return ncclFloat32;
+    case DType::bf16:
+      return ncclBfloat16;
+    case DType::f16:
+      return ncclFloat16;
   }
   return ncclFloat32;
 }
 
 ncclRedOp_t nccl_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return ncclSum;
-    case ReduceOp::avg: return ncclAvg;
-    case ReduceOp::max: return ncclMax;
+    case ReduceOp::sum:
+      return ncclSum;
+    case ReduceOp::avg:
+      return ncclAvg;
+    case ReduceOp::max:
+      return ncclMax;
   }
   return ncclSum;
 }
@@ -66,9 +72,19 @@ NcclCommunicator::NcclCommunicator(int rank, int size, const NcclId& id, int dev
 
 NcclCommunicator::NcclCommunicator(ncclComm* comm, int device, std::string group)
     : Communicator(
-          [&] { int r = 0; ncclCommUserRank(comm, &r); return r; }(),
-          [&] { int n = 0; ncclCommCount(comm, &n); return n; }(), std::move(group)),
-      comm_(comm), device_(device) {
+          [&] {
+            int r = 0;
+            ncclCommUserRank(comm, &r);
+            return r;
+          }(),
+          [&] {
+            int n = 0;
+            ncclCommCount(comm, &n);
+            return n;
+          }(),
+          std::move(group)),
+      comm_(comm),
+      device_(device) {
   BOOK_CUDA_CHECK(cudaSetDevice(device));
   BOOK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
 }
@@ -135,8 +151,7 @@ void NcclCommunicator::all_gather(ConstBuffer input, Buffer output, Algorithm al
                  input.dtype == output.dtype,
              where() << ": NCCL needs equal shards: output " << output.count << " elements, a "
                      << "multiple of " << size() << ", and input output/" << size());
-  check(ncclAllGather(input.data, output.data, input.count, nccl_type(input.dtype), comm_,
-                      stream_),
+  check(ncclAllGather(input.data, output.data, input.count, nccl_type(input.dtype), comm_, stream_),
         "ncclAllGather");
   synchronize();
 }
@@ -144,9 +159,9 @@ void NcclCommunicator::all_gather(ConstBuffer input, Buffer output, Algorithm al
 void NcclCommunicator::broadcast(Buffer data, int root) {
   Scope scope(*this, "broadcast(ncclBroadcast)");
   BOOK_CHECK(root >= 0 && root < size(), where() << ": root " << root << " is not a rank");
-  check(ncclBroadcast(data.data, data.data, data.count, nccl_type(data.dtype), root, comm_,
-                      stream_),
-        "ncclBroadcast");
+  check(
+      ncclBroadcast(data.data, data.data, data.count, nccl_type(data.dtype), root, comm_, stream_),
+      "ncclBroadcast");
   synchronize();
 }
 
@@ -197,8 +212,8 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
   ncclComm_t child = nullptr;
   check(ncclCommSplit(comm_, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &child, nullptr),
         "ncclCommSplit");
-  const std::string name = group() + "/split" + std::to_string(splits_++) + ":" +
-                           std::to_string(color);
+  const std::string name =
+      group() + "/split" + std::to_string(splits_++) + ":" + std::to_string(color);
   if (!child) return nullptr;
   auto result = std::unique_ptr<NcclCommunicator>(new NcclCommunicator(child, device_, name));
   result->set_timeout(timeout());
@@ -215,8 +230,8 @@ void NcclCommunicator::transport_recv(void* data, std::size_t bytes, int src, in
   synchronize();
 }
 
-void NcclCommunicator::transport_sendrecv(const void* out, std::size_t out_bytes, int dst,
-                                          void* in, std::size_t in_bytes, int src, int) {
+void NcclCommunicator::transport_sendrecv(const void* out, std::size_t out_bytes, int dst, void* in,
+                                          std::size_t in_bytes, int src, int) {
   check(ncclGroupStart(), "ncclGroupStart");
   check(ncclSend(out, out_bytes, ncclUint8, dst, comm_, stream_), "ncclSend");
   check(ncclRecv(in, in_bytes, ncclUint8, src, comm_, stream_), "ncclRecv");

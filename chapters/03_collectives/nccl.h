@@ -31,8 +31,7 @@ class NcclCommunicator final : public Communicator {
  public:
   /// Joins the NCCL group identified by `id` as `rank` of `size`, on CUDA device `device`. Every
   /// rank must pass the same id (see nccl_over_mpi()).
-  NcclCommunicator(int rank, int size, const NcclId& id, int device,
-                   std::string group = "nccl");
+  NcclCommunicator(int rank, int size, const NcclId& id, int device, std::string group = "nccl");
   ~NcclCommunicator() override;
 
   /// ncclAllReduce on device memory; `algorithm` must be automatic or native.

@@ -18,90 +18,15 @@
 #include <thread>
 #include <vector>
 
+#include "chapters/03_collectives/threads_state.h"
 #include "common/check.h"
 
 namespace book::coll {
 namespace {
 
+using namespace detail;  // the state structs, threads_state.h
 using Clock = std::chrono::steady_clock;
 constexpr auto kPoll = std::chrono::milliseconds(5);
-
-// Thrown on ranks that stop because another rank failed; run_ranks prefers the original error.
-class Aborted : public Error {
- public:
-  using Error::Error;
-};
-
-// An eager message's copy of the payload, recycled through World::pool so that big messages do
-// not page-fault fresh memory on every send.
-struct Payload {
-  std::unique_ptr<std::byte[]> data;
-  std::size_t capacity = 0;
-};
-
-struct Message {
-  int src = 0;
-  int tag = 0;
-  const std::byte* data = nullptr;
-  std::size_t bytes = 0;
-  Payload owned;                        // eager send: the payload copy
-  std::atomic<bool>* copied = nullptr;  // rendezvous: set by the receiver once it has copied
-};
-
-struct Mailbox {
-  std::mutex mutex;
-  std::condition_variable arrived;  // a message was posted
-  std::condition_variable taken;    // a rendezvous payload was copied
-  std::deque<std::shared_ptr<Message>> messages;
-};
-
-struct World;
-
-struct Group {
-  std::string name;
-  std::vector<int> world_ranks;  // group rank -> world rank
-  std::vector<std::unique_ptr<Mailbox>> boxes;
-  std::unique_ptr<std::atomic<std::uint64_t>[]> entered;  // collectives entered, per rank
-  Group(std::string n, std::vector<int> members)
-      : name(std::move(n)), world_ranks(std::move(members)),
-        entered(new std::atomic<std::uint64_t>[world_ranks.size()]) {
-    for (std::size_t i = 0; i < world_ranks.size(); ++i) {
-      boxes.push_back(std::make_unique<Mailbox>());
-      entered[i] = 0;
-    }
-  }
-};
-
-struct World {
-  explicit World(int n) : finished(new std::atomic<bool>[n]) {
-    for (int i = 0; i < n; ++i) finished[i] = false;
-  }
-  std::atomic<bool> aborted{false};
-  std::mutex mutex;
-  std::string abort_reason;
-  std::unique_ptr<std::atomic<bool>[]> finished;  // per world rank: its body has returned
-  std::map<std::string, std::shared_ptr<Group>> groups;  // split results, by name
-
-  Payload take(std::size_t bytes) {
-    {
-      std::lock_guard lock(pool_mutex);
-      for (auto it = pool.begin(); it != pool.end(); ++it)
-        if (it->capacity >= bytes) {
-          Payload p = std::move(*it);
-          pool.erase(it);
-          return p;
-        }
-    }
-    return {std::unique_ptr<std::byte[]>(new std::byte[bytes]), bytes};
-  }
-  void give_back(Payload p) {
-    if (!p.data) return;
-    std::lock_guard lock(pool_mutex);
-    pool.push_back(std::move(p));
-  }
-  std::mutex pool_mutex;
-  std::vector<Payload> pool;
-};
 
 std::string tag_name(int tag) {
   if (tag < kReservedTags) return "tag " + std::to_string(tag);
@@ -113,7 +38,9 @@ class ThreadsCommunicator final : public Communicator {
   ThreadsCommunicator(std::shared_ptr<World> world, std::shared_ptr<Group> group, int rank,
                       const ThreadsOptions& options)
       : Communicator(rank, static_cast<int>(group->world_ranks.size()), group->name),
-        world_(std::move(world)), group_state_(std::move(group)), options_(options) {
+        world_(std::move(world)),
+        group_state_(std::move(group)),
+        options_(options) {
     set_timeout(options.timeout);
     set_tree_threshold_bytes(options.tree_threshold_bytes);
     set_trace(options.trace);
@@ -142,9 +69,8 @@ class ThreadsCommunicator final : public Communicator {
       std::unique_lock lock(box.mutex);
       const auto deadline = Clock::now() + timeout();
       for (;;) {
-        auto it = std::find_if(box.messages.begin(), box.messages.end(), [&](const auto& m) {
-          return m->src == src && m->tag == tag;
-        });
+        auto it = std::find_if(box.messages.begin(), box.messages.end(),
+                               [&](const auto& m) { return m->src == src && m->tag == tag; });
         if (it != box.messages.end()) {
           message = *it;
           box.messages.erase(it);
@@ -163,8 +89,8 @@ class ThreadsCommunicator final : public Communicator {
       message->copied->store(true);
       sender_box.taken.notify_all();
     }
-    BOOK_CHECK(got == bytes, where() << ": expected " << bytes << " bytes from rank " << src
-                                     << " (" << tag_name(tag) << ") but the message has " << got
+    BOOK_CHECK(got == bytes, where() << ": expected " << bytes << " bytes from rank " << src << " ("
+                                     << tag_name(tag) << ") but the message has " << got
                                      << ": do all ranks pass the same counts?");
   }
 
@@ -279,8 +205,8 @@ std::unique_ptr<Communicator> ThreadsCommunicator::split(int color, int key) {
     if (r == rank()) new_rank = static_cast<int>(members.size());
     members.push_back(group_state_->world_ranks[r]);
   }
-  const std::string name = group() + "/split" + std::to_string(sequence) + ":" +
-                           std::to_string(color);
+  const std::string name =
+      group() + "/split" + std::to_string(sequence) + ":" + std::to_string(color);
   std::shared_ptr<Group> state;
   {
     std::lock_guard lock(world_->mutex);
@@ -308,7 +234,8 @@ void run_ranks(int world_size, const std::function<void(Communicator&)>& body,
   for (int r = 0; r < world_size; ++r) everyone[r] = r;
   auto group = std::make_shared<Group>("world", everyone);
   std::vector<std::exception_ptr> errors(world_size);
-  std::vector<char> secondary(world_size, 0);  // not vector<bool>: ranks write their own slots concurrently
+  std::vector<char> secondary(world_size,
+                              0);  // not vector<bool>: ranks write their own slots concurrently
   std::vector<std::thread> threads;
   std::mutex order_mutex;
   std::vector<int> order;  // ranks in the order they failed

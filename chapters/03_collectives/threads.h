@@ -13,7 +13,7 @@ namespace book::coll {
 
 /// Settings every rank's communicator starts with.
 struct ThreadsOptions {
-  std::chrono::milliseconds timeout{30000};  ///< See Communicator::set_timeout.
+  std::chrono::milliseconds timeout{30000};      ///< See Communicator::set_timeout.
   std::size_t tree_threshold_bytes = 64 * 1024;  ///< See Communicator::set_tree_threshold_bytes.
   Trace* trace = nullptr;  ///< Where every rank records its events (not owned), or nullptr.
 };

@@ -14,12 +14,12 @@ class Trace {
  public:
   /// One box on one rank's track.
   struct Event {
-    std::string name;      ///< What happened, e.g. "sendrecv chunk 3".
-    std::string category;  ///< "collective", "send", "recv", "sendrecv" or "reduce".
-    int rank = 0;          ///< The track (a world rank on the threads backend).
-    double start_us = 0;   ///< Start, in microseconds since the trace began.
+    std::string name;        ///< What happened, e.g. "sendrecv chunk 3".
+    std::string category;    ///< "collective", "send", "recv", "sendrecv" or "reduce".
+    int rank = 0;            ///< The track (a world rank on the threads backend).
+    double start_us = 0;     ///< Start, in microseconds since the trace began.
     double duration_us = 0;  ///< Length in microseconds.
-    double bytes = 0;      ///< Payload bytes moved (0 for a reduce).
+    double bytes = 0;        ///< Payload bytes moved (0 for a reduce).
   };
 
   Trace();

@@ -56,29 +56,40 @@ std::size_t dtype_size(DType dtype) { return dtype == DType::f32 ? 4 : 2; }
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::f32: return "f32";
-    case DType::bf16: return "bf16";
-    case DType::f16: return "f16";
+    case DType::f32:
+      return "f32";
+    case DType::bf16:
+      return "bf16";
+    case DType::f16:
+      return "f16";
   }
   return "?";
 }
 
 const char* op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return "sum";
-    case ReduceOp::avg: return "avg";
-    case ReduceOp::max: return "max";
+    case ReduceOp::sum:
+      return "sum";
+    case ReduceOp::avg:
+      return "avg";
+    case ReduceOp::max:
+      return "max";
   }
   return "?";
 }
 
 const char* algorithm_name(Algorithm algorithm) {
   switch (algorithm) {
-    case Algorithm::automatic: return "automatic";
-    case Algorithm::ring: return "ring";
-    case Algorithm::tree: return "tree";
-    case Algorithm::naive: return "naive";
-    case Algorithm::native: return "native";
+    case Algorithm::automatic:
+      return "automatic";
+    case Algorithm::ring:
+      return "ring";
+    case Algorithm::tree:
+      return "tree";
+    case Algorithm::naive:
+      return "naive";
+    case Algorithm::native:
+      return "native";
   }
   return "?";
 }
@@ -116,17 +127,18 @@ void reduce_into(Buffer dst, ConstBuffer src, ReduceOp op) {
   check_same(dst, src, "reduce_into");
   switch (dst.dtype) {
     case DType::f32:
-      reduce_typed<float>(dst.data, src.data, dst.count, op, [](float x) { return x; },
-                          [](float x) { return x; });
+      reduce_typed<float>(
+          dst.data, src.data, dst.count, op, [](float x) { return x; }, [](float x) { return x; });
       break;
     case DType::bf16:
-      reduce_typed<BFloat16>(dst.data, src.data, dst.count, op,
-                             [](BFloat16 x) { return to_float(x); },
-                             [](float x) { return to_bf16(x); });
+      reduce_typed<BFloat16>(
+          dst.data, src.data, dst.count, op, [](BFloat16 x) { return to_float(x); },
+          [](float x) { return to_bf16(x); });
       break;
     case DType::f16:
-      reduce_typed<Half>(dst.data, src.data, dst.count, op, [](Half x) { return to_float(x); },
-                         [](float x) { return to_half(x); });
+      reduce_typed<Half>(
+          dst.data, src.data, dst.count, op, [](Half x) { return to_float(x); },
+          [](float x) { return to_half(x); });
       break;
   }
 }
@@ -134,7 +146,9 @@ void reduce_into(Buffer dst, ConstBuffer src, ReduceOp op) {
 void scale(Buffer data, float factor) {
   for (std::size_t i = 0; i < data.count; ++i) {
     switch (data.dtype) {
-      case DType::f32: static_cast<float*>(data.data)[i] *= factor; break;
+      case DType::f32:
+        static_cast<float*>(data.data)[i] *= factor;
+        break;
       case DType::bf16: {
         auto& x = static_cast<BFloat16*>(data.data)[i];
         x = to_bf16(to_float(x) * factor);

@@ -90,8 +90,7 @@ struct ConstBuffer {
   /// A view of FP32 elements.
   ConstBuffer(std::span<const float> s) : data(s.data()), count(s.size()), dtype(DType::f32) {}
   /// A view of BF16 elements.
-  ConstBuffer(std::span<const BFloat16> s)
-      : data(s.data()), count(s.size()), dtype(DType::bf16) {}
+  ConstBuffer(std::span<const BFloat16> s) : data(s.data()), count(s.size()), dtype(DType::bf16) {}
   /// A view of FP16 elements.
   ConstBuffer(std::span<const Half> s) : data(s.data()), count(s.size()), dtype(DType::f16) {}
   /// A raw view.

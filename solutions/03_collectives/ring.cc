@@ -18,8 +18,7 @@ void ring_reduce_scatter(Communicator& comm, Buffer data, ReduceOp op) {
     const Shard out = shard_of(data.count, n, wrap(r - step - 1, n));
     const Shard in = shard_of(data.count, n, wrap(r - step - 2, n));
     const Buffer received = incoming.slice(0, in.count);
-    comm.sendrecv(data.slice(out.offset, out.count), next, received, prev,
-                  kTagRingReduceScatter);
+    comm.sendrecv(data.slice(out.offset, out.count), next, received, prev, kTagRingReduceScatter);
     // What arrived is rank prev's partial sum of this chunk over `step + 1` ranks; adding ours
     // makes it `step + 2`, and the chunk we send next step is exactly this one.
     comm.reduce_local(data.slice(in.offset, in.count), received, step_op);

@@ -1,4 +1,5 @@
-// Graded tests of coll.all_to_all: uneven (and empty) splits, every block in its place, exact bytes.
+// Graded tests of coll.all_to_all: uneven (and empty) splits, every block in its place, exact
+// bytes.
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -29,9 +30,9 @@ void run_all_to_all(int n, bool through_communicator) {
       send_counts[j] = block(me, j, n);
       recv_counts[j] = block(j, me, n);
     }
-    std::vector<float> input, output(std::accumulate(recv_counts.begin(), recv_counts.end(),
-                                                     std::size_t{0}),
-                                     std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> input,
+        output(std::accumulate(recv_counts.begin(), recv_counts.end(), std::size_t{0}),
+               std::numeric_limits<float>::quiet_NaN());
     for (int j = 0; j < n; ++j)
       for (std::size_t i = 0; i < send_counts[j]; ++i) input.push_back(value(me, j, i));
     if (through_communicator)
@@ -52,8 +53,8 @@ void run_all_to_all(int n, bool through_communicator) {
       }
     }
     const std::uint64_t sent =
-        4 * (std::accumulate(send_counts.begin(), send_counts.end(), std::size_t{0}) -
-             send_counts[me]);
+        4 *
+        (std::accumulate(send_counts.begin(), send_counts.end(), std::size_t{0}) - send_counts[me]);
     EXPECT_EQ(comm.counters().bytes_sent, sent)
         << "N=" << n << " rank " << me << ": every block but the rank's own crosses once";
     EXPECT_EQ(comm.counters().messages_sent, static_cast<std::uint64_t>(n - 1))

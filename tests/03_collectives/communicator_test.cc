@@ -29,9 +29,9 @@ TEST(AllReduce, TreeAndNaiveMatchTheReferenceEverywhere) {
           run_ranks(n, [&](Communicator& comm) {
             TypedBuffer data = rank_input(count, DType::f32, comm.rank(), 21);
             comm.all_reduce(data.view(), op, algo);
-            expect_close(data, expected, 0, count, tolerance(DType::f32, n),
-                         std::string(algorithm_name(algo)) + " " +
-                             testing::label(n, count, DType::f32, op));
+            expect_close(
+                data, expected, 0, count, tolerance(DType::f32, n),
+                std::string(algorithm_name(algo)) + " " + testing::label(n, count, DType::f32, op));
           });
         }
       }
@@ -73,10 +73,12 @@ TEST(Broadcast, FromEveryRoot) {
         const TypedBuffer expected = rank_input(333, DType::bf16, root, 23);
         comm.broadcast(data.view(), root);
         for (std::size_t i = 0; i < 333; ++i)
-          ASSERT_EQ(data.get(i), expected.get(i)) << "N=" << n << " root " << root << " rank "
-                                                  << comm.rank() << " element " << i;
-        if (comm.rank() == root) EXPECT_EQ(comm.counters().bytes_received, 0u);
-        else EXPECT_EQ(comm.counters().bytes_received, 333u * 2) << "each rank receives once";
+          ASSERT_EQ(data.get(i), expected.get(i))
+              << "N=" << n << " root " << root << " rank " << comm.rank() << " element " << i;
+        if (comm.rank() == root)
+          EXPECT_EQ(comm.counters().bytes_received, 0u);
+        else
+          EXPECT_EQ(comm.counters().bytes_received, 333u * 2) << "each rank receives once";
       });
 }
 
@@ -163,16 +165,21 @@ TEST(Errors, BadArgumentsSayWhatWasWrong) {
     expect_error([&] { comm.all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::native); },
                  {"native"});
     const std::vector<std::size_t> two = {5, 5}, three = {5, 5, 1};
-    expect_error([&] {
-      comm.all_to_all(std::span<const float>(data), two, std::span<float>(data), two);
-    }, {"one entry per rank"});
-    expect_error([&] {
-      comm.all_to_all(std::span<const float>(data), three, std::span<float>(data), three);
-    }, {"add up to 11"});
+    expect_error(
+        [&] { comm.all_to_all(std::span<const float>(data), two, std::span<float>(data), two); },
+        {"one entry per rank"});
+    expect_error(
+        [&] {
+          comm.all_to_all(std::span<const float>(data), three, std::span<float>(data), three);
+        },
+        {"add up to 11"});
     const std::vector<std::size_t> self_mismatch = {3, 3, 4}, other = {4, 4, 2};
-    expect_error([&] {
-      comm.all_to_all(std::span<const float>(data), self_mismatch, std::span<float>(data), other);
-    }, {"sends itself"});
+    expect_error(
+        [&] {
+          comm.all_to_all(std::span<const float>(data), self_mismatch, std::span<float>(data),
+                          other);
+        },
+        {"sends itself"});
     expect_error([&] { comm.set_timeout(0ms); }, {"timeout must be positive"});
   });
   expect_error([] { run_ranks(0, [](Communicator&) {}); }, {"1..1024 ranks"});
@@ -195,11 +202,14 @@ TEST(Errors, ASlowRankTimesOutNamingTheCollectiveGroupAndRank) {
   const auto start = std::chrono::steady_clock::now();
   expect_error(
       [&] {
-        run_ranks(3, [](Communicator& comm) {
-          if (comm.rank() == 1) std::this_thread::sleep_for(1500ms);
-          std::vector<float> data(100, 1.0f);
-          comm.all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring);
-        }, options);
+        run_ranks(
+            3,
+            [](Communicator& comm) {
+              if (comm.rank() == 1) std::this_thread::sleep_for(1500ms);
+              std::vector<float> data(100, 1.0f);
+              comm.all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring);
+            },
+            options);
       },
       {"all_reduce(ring", "group 'world'", "timed out after 200 ms",
        "ranks that never reached this collective: 1"});
@@ -229,10 +239,11 @@ TEST(Errors, ARankThatThrowsStopsTheOthersAndItsErrorIsRethrown) {
         });
       },
       {"rank two gave up"});
-  EXPECT_THROW(run_ranks(3, [](Communicator& comm) {
-                 if (comm.rank() == 1) BOOK_NOT_IMPLEMENTED("coll.x", "f.cc", "README");
-                 comm.barrier();
-               }),
+  EXPECT_THROW(run_ranks(3,
+                         [](Communicator& comm) {
+                           if (comm.rank() == 1) BOOK_NOT_IMPLEMENTED("coll.x", "f.cc", "README");
+                           comm.barrier();
+                         }),
                NotImplemented)
       << "a stub's NotImplemented must stay one, so graded tests read as skips";
 }
@@ -241,10 +252,13 @@ TEST(Trace, RecordsEveryRingStepOnEveryRanksTrack) {
   Trace trace;
   ThreadsOptions options;
   options.trace = &trace;
-  run_ranks(4, [](Communicator& comm) {
-    std::vector<float> data(4000, 1.0f);
-    comm.all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring);
-  }, options);
+  run_ranks(
+      4,
+      [](Communicator& comm) {
+        std::vector<float> data(4000, 1.0f);
+        comm.all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring);
+      },
+      options);
   int sendrecv[4] = {}, reduce[4] = {}, collective[4] = {};
   for (const auto& e : trace.events()) {
     ASSERT_GE(e.rank, 0);

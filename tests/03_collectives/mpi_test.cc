@@ -109,8 +109,8 @@ TEST(Mpi, ARankThatNeverArrivesTimesOutWithItsName) {
     std::vector<float> data(10, 1.0f);
     testing::expect_error(
         [&] { comm->all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring); },
-        {"all_reduce(ring", "timed out after 300 ms", "waiting for rank " +
-                                                          std::to_string(comm->size() - 1)});
+        {"all_reduce(ring", "timed out after 300 ms",
+         "waiting for rank " + std::to_string(comm->size() - 1)});
   }
   world.barrier();  // rank 1.. never joined that all_reduce
 }

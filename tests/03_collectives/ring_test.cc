@@ -54,9 +54,9 @@ EXERCISE_TEST("coll.ring_reduce_scatter", RingReduceScatter, ThroughTheCommunica
         comm.reduce_scatter(input.view(), output.view(), ReduceOp::sum, Algorithm::ring);
         const std::vector<double> my_part(expected.begin() + mine.offset,
                                           expected.begin() + mine.offset + mine.count);
-        expect_close(output, my_part, 0, mine.count, tolerance(DType::bf16, n),
-                     label(n, count, DType::bf16, ReduceOp::sum) + " rank " +
-                         std::to_string(comm.rank()));
+        expect_close(
+            output, my_part, 0, mine.count, tolerance(DType::bf16, n),
+            label(n, count, DType::bf16, ReduceOp::sum) + " rank " + std::to_string(comm.rank()));
       });
     }
   }
@@ -79,9 +79,9 @@ EXERCISE_TEST("coll.ring_all_gather", RingAllGather, EveryChunkArrivesAndBytesEx
         const Shard mine = shard_of(count, n, comm.rank());
         for (std::size_t i = mine.offset; i < mine.offset + mine.count; ++i) data.set(i, in.get(i));
         ring_all_gather(comm, data.view());
-        expect_close(data, expected, 0, count, 0.0,
-                     label(n, count, DType::f16, ReduceOp::sum) + " rank " +
-                         std::to_string(comm.rank()));
+        expect_close(
+            data, expected, 0, count, 0.0,
+            label(n, count, DType::f16, ReduceOp::sum) + " rank " + std::to_string(comm.rank()));
         EXPECT_EQ(comm.counters().bytes_sent, 2 * testing::ring_ag_sent(count, n, comm.rank()))
             << "N=" << n << " count=" << count << " rank " << comm.rank()
             << ": a ring all-gather sends every chunk but chunk (r+1) mod N, once";
@@ -120,8 +120,8 @@ EXERCISE_TEST("coll.ring_all_reduce", RingAllReduce, AllOpsAllSizesAndTheTextboo
         run_ranks(n, [&](Communicator& comm) {
           TypedBuffer data = rank_input(count, DType::f32, comm.rank(), 15);
           ring_all_reduce(comm, data.view(), op);
-          const std::string what = label(n, count, DType::f32, op) + " rank " +
-                                   std::to_string(comm.rank());
+          const std::string what =
+              label(n, count, DType::f32, op) + " rank " + std::to_string(comm.rank());
           expect_close(data, expected, 0, count, tolerance(DType::f32, n), what);
           const std::uint64_t sent = 4 * (testing::ring_rs_sent(count, n, comm.rank()) +
                                           testing::ring_ag_sent(count, n, comm.rank()));
@@ -150,9 +150,8 @@ EXERCISE_TEST("coll.ring_all_reduce", RingAllReduce, HalfPrecisionAccumulatesInF
         ring_all_reduce(comm, data.view(), ReduceOp::sum);
         expect_close(data, expected, 0, count, tolerance(dtype, n),
                      label(n, count, dtype, ReduceOp::sum));
-        EXPECT_EQ(comm.counters().bytes_sent,
-                  2 * (testing::ring_rs_sent(count, n, comm.rank()) +
-                       testing::ring_ag_sent(count, n, comm.rank())));
+        EXPECT_EQ(comm.counters().bytes_sent, 2 * (testing::ring_rs_sent(count, n, comm.rank()) +
+                                                   testing::ring_ag_sent(count, n, comm.rank())));
       });
     }
   }

@@ -37,18 +37,27 @@ class TypedBuffer {
   std::size_t size() const { return count_; }
   double get(std::size_t i) const {
     switch (dtype_) {
-      case DType::f32: return reinterpret_cast<const float*>(bytes_.data())[i];
-      case DType::bf16: return to_float(reinterpret_cast<const BFloat16*>(bytes_.data())[i]);
-      case DType::f16: return to_float(reinterpret_cast<const Half*>(bytes_.data())[i]);
+      case DType::f32:
+        return reinterpret_cast<const float*>(bytes_.data())[i];
+      case DType::bf16:
+        return to_float(reinterpret_cast<const BFloat16*>(bytes_.data())[i]);
+      case DType::f16:
+        return to_float(reinterpret_cast<const Half*>(bytes_.data())[i]);
     }
     return 0;
   }
   void set(std::size_t i, double v) {
     const auto f = static_cast<float>(v);
     switch (dtype_) {
-      case DType::f32: reinterpret_cast<float*>(bytes_.data())[i] = f; break;
-      case DType::bf16: reinterpret_cast<BFloat16*>(bytes_.data())[i] = to_bf16(f); break;
-      case DType::f16: reinterpret_cast<Half*>(bytes_.data())[i] = to_half(f); break;
+      case DType::f32:
+        reinterpret_cast<float*>(bytes_.data())[i] = f;
+        break;
+      case DType::bf16:
+        reinterpret_cast<BFloat16*>(bytes_.data())[i] = to_bf16(f);
+        break;
+      case DType::f16:
+        reinterpret_cast<Half*>(bytes_.data())[i] = to_half(f);
+        break;
     }
   }
   void poison() {
@@ -91,8 +100,7 @@ inline double tolerance(DType dtype, int n) {
 
 // Checks elements [begin, end) of `actual` against `expected`; reports the first mismatch only.
 inline void expect_close(const TypedBuffer& actual, const std::vector<double>& expected,
-                         std::size_t begin, std::size_t end, double tol,
-                         const std::string& what) {
+                         std::size_t begin, std::size_t end, double tol, const std::string& what) {
   for (std::size_t i = begin; i < end; ++i) {
     if (!(std::fabs(actual.get(i) - expected[i]) <= tol)) {
       ADD_FAILURE() << what << ": element " << i << " of " << actual.size() << " is "

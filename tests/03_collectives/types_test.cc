@@ -29,9 +29,9 @@ TEST(Bf16, RoundsToNearestEvenAndKeepsSpecials) {
 TEST(Half, RoundsToNearestEvenWithSubnormalsAndOverflow) {
   EXPECT_EQ(to_half(1.0f).bits, 0x3c00);
   EXPECT_EQ(to_half(-2.0f).bits, 0xc000);
-  EXPECT_EQ(to_half(65504.0f).bits, 0x7bff);  // the largest half
-  EXPECT_EQ(to_half(70000.0f).bits, 0x7c00);  // overflow is inf
-  EXPECT_EQ(to_float(to_half(0x1.0p-24f)), 0x1.0p-24f);  // the smallest subnormal
+  EXPECT_EQ(to_half(65504.0f).bits, 0x7bff);              // the largest half
+  EXPECT_EQ(to_half(70000.0f).bits, 0x7c00);              // overflow is inf
+  EXPECT_EQ(to_float(to_half(0x1.0p-24f)), 0x1.0p-24f);   // the smallest subnormal
   EXPECT_EQ(to_float(to_half(1.0f + 0x1.0p-11f)), 1.0f);  // tie to even
   EXPECT_EQ(to_float(to_half(1.0f + 0x1.8p-11f)), 1.0f + 0x1.0p-10f);
   EXPECT_TRUE(std::isnan(to_float(to_half(NAN))));
