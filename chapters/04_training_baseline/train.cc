@@ -68,19 +68,22 @@ Args parse(int argc, char** argv) {
   return args;
 }
 
-std::string sig(double value) {  // 3 significant digits: 2.49, 0.0871, 3.2e-05
+std::string sig(double value, int digits = 3) {  // 3 significant digits: 2.49, 0.0871, 3.2e-05
   char text[32];
-  std::snprintf(text, sizeof text, "%.3g", value);
+  std::snprintf(text, sizeof text, "%.*g", digits, value);
   return text;
 }
 
-void plot(const std::string& csv, const std::string& png) {
-  const std::string script = "set terminal pngcairo size 800,480; set output '" + png +
-                             "'; set datafile separator ','; set key top right; set logscale y;"
-                             " set xlabel 'optimizer step'; set ylabel 'cross-entropy (nats)';"
-                             " set title 'Tiny GPT on addition'; plot '" +
-                             csv + "' using 1:2 skip 1 with lines title 'train loss', '" + csv +
-                             "' using 1:3 skip 1 with linespoints title 'validation loss'";
+void plot(const std::string& csv, const std::string& png, int digits) {
+  const std::string script =
+      "set terminal pngcairo size 800,480; set output '" + png +
+      "'; set datafile separator ','; set datafile missing 'NaN'; set key top right;"
+      " set logscale y; set format y '%g';"
+      " set xlabel 'optimizer step'; set ylabel 'cross-entropy (nats)';"
+      " set title 'Tiny GPT on " +
+      std::to_string(digits) + "-digit addition'; plot '" + csv +
+      "' using 1:2 skip 1 with lines title 'train loss', '" + csv +
+      "' using 1:3 skip 1 with linespoints pt 7 ps 0.6 title 'validation loss'";
   const std::string command = "gnuplot -e \"" + script + "\" 2>/dev/null";
   if (std::system(command.c_str()) == 0)
     std::cout << "plot:       " << png << "\n";
@@ -135,7 +138,10 @@ int main(int argc, char** argv) try {
             << " threads (chapter 1's FMA measurement; measured again at the end)\n\n";
 
   const float initial_val = trainer.validation_loss(8);
-  book::Table curve({"step", "train_loss", "val_loss", "lr", "grad_norm", "tokens_per_s"});
+  // The curve has a row per step (validation loss only where it was measured: NaN elsewhere,
+  // which gnuplot skips), so the first fall and every spike are visible.
+  book::Table curve({"step", "train_loss", "val_loss", "lr", "grad_norm"});
+  curve.add_row({"0", "NaN", sig(initial_val, 6), "0", "NaN"});
   book::Table progress({"step", "loss", "val loss", "lr", "grad norm", "tokens/s", "MFU"});
   const std::int64_t every = std::max<std::int64_t>(1, args.steps / 20);
   book::Timer total, window;
@@ -144,13 +150,12 @@ int main(int argc, char** argv) try {
     const StepResult r = trainer.step();
     skipped += r.skipped;
     ++window_steps;
+    std::string val_cell = "NaN";
     if (s % every == 0 || s == args.steps) {
       const double tokens_per_s = window_steps * trainer.tokens_per_step() / window.seconds();
       const double mfu = tokens_per_s * flops_per_token / (peak * 1e9);
       const float val = trainer.validation_loss(4);
-      curve.add_row({std::to_string(s), book::fixed(r.loss, 5), book::fixed(val, 5),
-                     book::fixed(r.lr, 6), book::fixed(r.grad_norm, 4),
-                     book::fixed(tokens_per_s, 0)});
+      val_cell = sig(val, 6);
       std::printf("step %5lld | loss %.4f | val %.4f | lr %.2e | %8.0f tokens/s | MFU %5.1f%%\n",
                   static_cast<long long>(s), r.loss, val, r.lr, tokens_per_s, 100 * mfu);
       progress.add_row({std::to_string(s), book::fixed(r.loss, 4), book::fixed(val, 4),
@@ -159,6 +164,7 @@ int main(int argc, char** argv) try {
       window.reset();
       window_steps = 0;
     }
+    curve.add_row({std::to_string(s), sig(r.loss, 6), val_cell, sig(r.lr, 6), sig(r.grad_norm, 6)});
   }
   const double seconds = total.seconds();
   const double peak_after = book::gemm::measure_fp32_peak_gflops(threads);
@@ -194,7 +200,7 @@ int main(int argc, char** argv) try {
   const std::string dir = book::results_dir();
   curve.write_csv(dir + "/ch04_loss_curve.csv");
   std::cout << "curve:      " << dir << "/ch04_loss_curve.csv\n";
-  plot(dir + "/ch04_loss_curve.csv", dir + "/ch04_loss_curve.png");
+  plot(dir + "/ch04_loss_curve.csv", dir + "/ch04_loss_curve.png", args.digits);
   trainer.save(dir + "/ch04_checkpoint.bin");
   std::cout << "checkpoint: " << dir << "/ch04_checkpoint.bin\n\n";
 
