@@ -34,6 +34,15 @@ void ring_all_gather(Communicator& comm, Buffer data);
 /// \exercise{coll.ring_all_reduce}
 void ring_all_reduce(Communicator& comm, Buffer data, ReduceOp op);
 
+/// Exercise coll.ring_fused_all_reduce: the same ring, with each reduce-scatter step done by one
+/// comm.sendrecv_reduce() instead of sendrecv() then reduce_local(): the incoming chunk is added
+/// into this rank's chunk as it is read, with no copy in between (on the threads backend, straight
+/// from the neighbour's buffer). Same messages, same bytes, and bit-identical results to
+/// ring_all_reduce (the additions happen in the same order); one pass over memory less per step.
+/// The all-gather half is ring_all_gather.
+/// \exercise{coll.ring_fused_all_reduce}
+void ring_fused_all_reduce(Communicator& comm, Buffer data, ReduceOp op);
+
 /// Exercise coll.all_to_all: the pairwise exchange. Rank r copies its own block, then for
 /// s = 1 … N−1 sends its block for rank (r+s) mod N and receives the block from rank (r−s) mod N
 /// with one sendrecv (tag kTagAllToAll). Block j of `input` starts at the sum of send_counts[0..j),

@@ -1,5 +1,6 @@
 // The chapter's stage: an nccl-tests-style all-reduce table on the threads backend, naive vs tree
-// vs ring at every size, with this machine's memcpy bandwidth beside it.
+// vs ring vs fused ring at every size, with this machine's memcpy bandwidth beside it (one thread
+// alone, and each of N threads copying at once: a rank's "link" here).
 //
 //   bazel run -c opt //chapters/03_collectives:busbw                    # 1 KiB … 256 MiB
 //   bazel run -c opt //chapters/03_collectives:busbw -- --tour          # quick, with tour lines
@@ -7,6 +8,7 @@
 //   options: --ranks N (default 4), --max-mib M (default 256)
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "chapters/03_collectives/busbw_table.h"
 #include "chapters/03_collectives/threads.h"
 #include "chapters/03_collectives/trace.h"
+#include "common/buffer.h"
 #include "common/table.h"
 #include "common/timer.h"
 
@@ -39,6 +42,29 @@ double time_all_reduce(int ranks, std::size_t bytes, Algorithm algorithm, int re
   });
   std::sort(batches.begin(), batches.end());
   return batches[1];
+}
+
+// Each of `ranks` threads copying its own `bytes`-byte buffer at the same time: S / t per thread,
+// in GB/s, median of three batches. This is a rank's "link" on the threads backend: every byte a
+// rank receives is a copy made while the other ranks copy too.
+double concurrent_memcpy_gbs(int ranks, std::size_t bytes, int reps) {
+  std::vector<double> batches;
+  run_ranks(ranks, [&](Communicator& comm) {
+    AlignedBuffer<char> from(bytes, static_cast<char>(comm.rank())), to(bytes, 0);
+    std::memcpy(to.data(), from.data(), bytes);  // warm-up
+    for (int batch = 0; batch < 3; ++batch) {
+      comm.barrier();
+      Timer timer;
+      for (int i = 0; i < reps; ++i) {
+        std::memcpy(to.data(), from.data(), bytes);
+        from[i % bytes] = to[(i + 1) % bytes];  // keep the copies observable
+      }
+      comm.barrier();
+      if (comm.rank() == 0) batches.push_back(timer.seconds() / reps);
+    }
+  });
+  std::sort(batches.begin(), batches.end());
+  return algbw_gbs(bytes, batches[1]);
 }
 
 // Bytes one rank sends in one ring all-reduce of `bytes`, counted by the communicator.
@@ -82,19 +108,26 @@ int run(int argc, char** argv) {
   std::vector<std::size_t> sizes = size_sweep(1024, max_bytes, 4);
   if (tour) sizes.push_back(64u << 20);  // the size the chapter's bandwidth claim is about
   const std::size_t budget = tour ? (16u << 20) : (256u << 20);
-  Table table({"size", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "busbw / memcpy"});
+  const std::string per_thread = "memcpy (each of " + std::to_string(ranks) + " threads at once)";
+  Table table({"size", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
+               "busbw / concurrent memcpy"});
   std::map<std::size_t, std::map<std::string, double>> busbw;
-  std::map<std::size_t, double> memcpy_at;
+  std::map<std::size_t, double> link_at;
   for (std::size_t bytes : sizes) {
     const int reps = repetitions_for(bytes, budget);
     const double copy = memcpy_gbs(bytes, std::max(3, reps));
-    memcpy_at[bytes] = copy;
-    table.add_row({format_bytes(bytes), "memcpy (1 thread)",
-                   fixed(static_cast<double>(bytes) / copy * 1e-3, 1), fixed(copy, 2),
-                   fixed(copy, 2), "1.00"});
+    const double link = concurrent_memcpy_gbs(ranks, bytes, reps);
+    link_at[bytes] = link;
+    const auto micros = [bytes](double gbs) { return fixed(bytes / gbs * 1e-3, 1); };
+    table.add_row({format_bytes(bytes), "memcpy (1 thread)", micros(copy), fixed(copy, 2),
+                   fixed(copy, 2), fixed(copy / link, 2)});
+    table.add_row(
+        {format_bytes(bytes), per_thread, micros(link), fixed(link, 2), fixed(link, 2), "1.00"});
     const bool big_tour_size = tour && bytes > max_bytes;
-    for (Algorithm algo : {Algorithm::naive, Algorithm::tree, Algorithm::ring}) {
-      if (big_tour_size && algo != Algorithm::ring) continue;
+    for (Algorithm algo :
+         {Algorithm::naive, Algorithm::tree, Algorithm::ring, Algorithm::ring_fused}) {
+      const bool is_ring = algo == Algorithm::ring || algo == Algorithm::ring_fused;
+      if (big_tour_size && !is_ring) continue;
       std::fprintf(stderr, "[busbw] %d ranks, %s, %s x %d ...\n", ranks,
                    format_bytes(bytes).c_str(), algorithm_name(algo), reps);
       const double seconds = time_all_reduce(ranks, bytes, algo, reps);
@@ -102,7 +135,7 @@ int run(int argc, char** argv) {
       const double bus = alg * all_reduce_bus_factor(ranks);
       busbw[bytes][algorithm_name(algo)] = bus;
       table.add_row({format_bytes(bytes), algorithm_name(algo), fixed(seconds * 1e6, 1),
-                     fixed(alg, 3), fixed(bus, 3), fixed(bus / copy, 2)});
+                     fixed(alg, 3), fixed(bus, 3), fixed(bus / link, 2)});
     }
   }
   std::printf(
@@ -131,11 +164,13 @@ int run(int argc, char** argv) {
       "2(N-1)/N·S | 2(N-1)/N·S\n",
       ranks, static_cast<double>(sent) / (1u << 20));
   const std::size_t big = sizes.back();
-  std::printf(
-      "tour: 03 | ring all-reduce busbw vs 1-thread memcpy (N=%d threads, %s) | %.2f GB/s "
-      "= %.2f x memcpy %.2f GB/s | busbw approaches the link (here: memory) bandwidth\n",
-      ranks, format_bytes(big).c_str(), busbw[big]["ring"], busbw[big]["ring"] / memcpy_at[big],
-      memcpy_at[big]);
+  for (const char* algo : {"ring", "ring_fused"})
+    std::printf(
+        "tour: 03 | %s all-reduce busbw vs memcpy of %d threads at once (threads, %s) | %.2f "
+        "GB/s = %.2f x %.2f GB/s | busbw approaches the link bandwidth (here: a thread's share of "
+        "memory bandwidth)\n",
+        algo, ranks, format_bytes(big).c_str(), busbw[big][algo], busbw[big][algo] / link_at[big],
+        link_at[big]);
   std::printf(
       "tour: 03 | tree/ring all-reduce crossover (N=%d threads) | %s | trees win small "
       "(latency), rings win large (bandwidth)\n",

@@ -38,6 +38,9 @@ void Communicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm) {
     case Algorithm::ring:
       ring_all_reduce(*this, data, op);
       break;
+    case Algorithm::ring_fused:
+      ring_fused_all_reduce(*this, data, op);
+      break;
     case Algorithm::tree:
       tree_all_reduce(*this, data, op);
       break;

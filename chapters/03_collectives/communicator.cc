@@ -96,6 +96,32 @@ void Communicator::sendrecv(ConstBuffer out, int dst, Buffer in, int src, int ta
                  start, trace_->now_us() - start, static_cast<double>(out.bytes())});
 }
 
+void Communicator::sendrecv_reduce(ConstBuffer out, int dst, Buffer inout, int src, int tag,
+                                   ReduceOp op) {
+  check_peer(dst, "send to");
+  check_peer(src, "receive from");
+  BOOK_CHECK(tag >= 0, where() << ": tags must be ≥ 0, got " << tag);
+  BOOK_CHECK(op != ReduceOp::avg,
+             where() << ": sendrecv_reduce adds or takes the max; divide by the size afterwards");
+  const double start = trace_ ? trace_->now_us() : 0;
+  transport_sendrecv_reduce(out.data, out.bytes(), dst, inout, src, tag, op);
+  counters_.bytes_sent += out.bytes();
+  counters_.messages_sent += 1;
+  counters_.bytes_received += inout.bytes();
+  counters_.messages_received += 1;
+  if (trace_)
+    trace_->add({"sendrecv+reduce →" + std::to_string(dst) + " ←" + std::to_string(src),
+                 "sendrecv_reduce", rank_, start, trace_->now_us() - start,
+                 static_cast<double>(out.bytes())});
+}
+
+void Communicator::transport_sendrecv_reduce(const void* out, std::size_t out_bytes, int dst,
+                                             Buffer inout, int src, int tag, ReduceOp op) {
+  if (incoming_.size() < inout.bytes()) incoming_.resize(inout.bytes());
+  transport_sendrecv(out, out_bytes, dst, incoming_.data(), inout.bytes(), src, tag);
+  reduce_into(inout, ConstBuffer(incoming_.data(), inout.count, inout.dtype), op);
+}
+
 void Communicator::reduce_local(Buffer dst, ConstBuffer src, ReduceOp op) {
   const double start = trace_ ? trace_->now_us() : 0;
   reduce_into(dst, src, op);

@@ -68,6 +68,11 @@ class Communicator {
   /// Sends `out` to `dst` and receives `in` from `src` at once, as each step of a ring does.
   /// Safe when every rank calls it together: nobody waits for a send before receiving.
   void sendrecv(ConstBuffer out, int dst, Buffer in, int src, int tag);
+  /// Sends `out` to `dst` while receiving from `src` straight into a reduction:
+  /// `inout[i] = op(inout[i], incoming[i])`, with no intermediate copy of the incoming chunk where
+  /// the backend allows it (the threads backend reads the sender's buffer directly, as NCCL's
+  /// kernels reduce data as it arrives). Counted like sendrecv; `op` must not be `avg`.
+  void sendrecv_reduce(ConstBuffer out, int dst, Buffer inout, int src, int tag, ReduceOp op);
   /// reduce_into(dst, src, op), recorded in the trace as this rank's reduce step.
   void reduce_local(Buffer dst, ConstBuffer src, ReduceOp op);
   /// A buffer of `count` elements of `dtype` for an algorithm's incoming chunk, reused between
@@ -130,6 +135,10 @@ class Communicator {
   /// Both at once; must not deadlock when every rank calls it.
   virtual void transport_sendrecv(const void* out, std::size_t out_bytes, int dst, void* in,
                                   std::size_t in_bytes, int src, int tag) = 0;
+  /// sendrecv_reduce's transport. The default receives into a buffer and reduces from it; a
+  /// backend that can read the incoming bytes in place overrides it.
+  virtual void transport_sendrecv_reduce(const void* out, std::size_t out_bytes, int dst,
+                                         Buffer inout, int src, int tag, ReduceOp op);
   /// Called when this rank enters a collective; the threads backend records it to name the
   /// ranks that never arrived.
   virtual void on_enter_collective() {}
@@ -168,6 +177,7 @@ class Communicator {
   std::string operation_;
   std::vector<std::byte> scratch_;
   std::vector<std::byte> temporary_;
+  std::vector<std::byte> incoming_;  // the default transport_sendrecv_reduce's landing buffer
 };
 
 }  // namespace book::coll

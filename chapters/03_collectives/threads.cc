@@ -11,6 +11,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -63,6 +64,31 @@ class ThreadsCommunicator final : public Communicator {
   }
 
   void transport_recv(void* data, std::size_t bytes, int src, int tag) override {
+    receive(src, tag, bytes, [&](const std::byte* payload) { std::memcpy(data, payload, bytes); });
+  }
+
+  void transport_sendrecv(const void* out, std::size_t out_bytes, int dst, void* in,
+                          std::size_t in_bytes, int src, int tag) override {
+    exchange(out, out_bytes, dst, src, tag, in_bytes,
+             [&](const std::byte* payload) { std::memcpy(in, payload, in_bytes); });
+  }
+
+  // The fused step: reduce straight from the sender's buffer, with no copy in between.
+  void transport_sendrecv_reduce(const void* out, std::size_t out_bytes, int dst, Buffer inout,
+                                 int src, int tag, ReduceOp op) override {
+    exchange(out, out_bytes, dst, src, tag, inout.bytes(), [&](const std::byte* payload) {
+      reduce_into(inout, ConstBuffer(payload, inout.count, inout.dtype), op);
+    });
+  }
+
+  void on_enter_collective() override { group_state_->entered[rank()] += 1; }
+
+ private:
+  using Consume = std::function<void(const std::byte*)>;
+
+  // Waits for the message (src, tag), checks its size, hands its payload to `consume` (outside
+  // the mailbox lock), then releases the sender's buffer.
+  void receive(int src, int tag, std::size_t bytes, const Consume& consume) {
     Mailbox& box = *group_state_->boxes[rank()];
     std::shared_ptr<Message> message;
     {
@@ -81,7 +107,7 @@ class ThreadsCommunicator final : public Communicator {
       }
     }
     const std::size_t got = message->bytes;
-    if (got == bytes && bytes) std::memcpy(data, message->data, bytes);
+    if (got == bytes && bytes) consume(message->data);
     world_->give_back(std::move(message->owned));
     if (message->copied) {  // release the sender's buffer
       Mailbox& sender_box = *group_state_->boxes[src];
@@ -94,8 +120,10 @@ class ThreadsCommunicator final : public Communicator {
                                      << ": do all ranks pass the same counts?");
   }
 
-  void transport_sendrecv(const void* out, std::size_t out_bytes, int dst, void* in,
-                          std::size_t in_bytes, int src, int tag) override {
+  // Posts a pointer to `out` for `dst` (rendezvous), receives from `src`, and returns once `dst`
+  // has taken `out` too.
+  void exchange(const void* out, std::size_t out_bytes, int dst, int src, int tag,
+                std::size_t in_bytes, const Consume& consume) {
     std::atomic<bool> copied{false};
     auto message = std::make_shared<Message>();
     message->src = rank();
@@ -105,7 +133,7 @@ class ThreadsCommunicator final : public Communicator {
     message->copied = &copied;
     post(dst, message);
     try {
-      transport_recv(in, in_bytes, src, tag);
+      receive(src, tag, in_bytes, consume);
       wait_copied(copied, dst);
     } catch (...) {
       withdraw(dst, message, copied);  // never leave a pointer to our buffer behind
@@ -113,9 +141,6 @@ class ThreadsCommunicator final : public Communicator {
     }
   }
 
-  void on_enter_collective() override { group_state_->entered[rank()] += 1; }
-
- private:
   void post(int dst, std::shared_ptr<Message> message) {
     Mailbox& box = *group_state_->boxes[dst];
     std::lock_guard lock(box.mutex);

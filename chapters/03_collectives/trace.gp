@@ -1,5 +1,6 @@
 # Draws a ring all-reduce trace (the .tsv that `busbw --trace FILE` writes next to FILE) as one
-# row per rank: blue = send+receive of one chunk (sendrecv), orange = reduce, grey = the whole call.
+# row per rank: blue = send+receive of one chunk (sendrecv), orange = reduce, purple = a fused
+# receive-and-reduce step, grey = the whole call.
 #   gnuplot -e "in='/tmp/ring.json.tsv'; out='chapters/03_collectives/03_ring_trace.svg'" \
 #           chapters/03_collectives/trace.gp
 set terminal svg size 900,330 font "sans,11" background rgb "white"
@@ -23,4 +24,6 @@ plot in using (is("collective") ? (ms($2) + ms($3)) / 2 : 1/0):1:((ms($3) - ms($
      in using (is("sendrecv") ? (ms($2) + ms($3)) / 2 : 1/0):1:((ms($3) - ms($2)) / 2):(0.3) \
         with boxxyerror lc rgb "#3a6fb0" title "sendrecv (one chunk out, one in)", \
      in using (is("reduce") ? (ms($2) + ms($3)) / 2 : 1/0):1:((ms($3) - ms($2)) / 2):(0.3) \
-        with boxxyerror lc rgb "#e08a1e" title "reduce (into own chunk)"
+        with boxxyerror lc rgb "#e08a1e" title "reduce (into own chunk)", \
+     in using (is("sendrecv_reduce") ? (ms($2) + ms($3)) / 2 : 1/0):1:((ms($3) - ms($2)) / 2):(0.3) \
+        with boxxyerror lc rgb "#7a4fa0" title "sendrecv_reduce (fused)"

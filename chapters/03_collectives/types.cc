@@ -90,6 +90,8 @@ const char* algorithm_name(Algorithm algorithm) {
       return "naive";
     case Algorithm::native:
       return "native";
+    case Algorithm::ring_fused:
+      return "ring_fused";
   }
   return "?";
 }

@@ -46,11 +46,12 @@ enum class ReduceOp { sum, avg, max };
 const char* op_name(ReduceOp op);
 
 /// Which algorithm a collective runs. `automatic` picks tree below the communicator's
-/// tree_threshold_bytes() and ring from there on; `native` hands the call to the backend's own
+/// tree_threshold_bytes() and ring from there on; `ring_fused` is the ring with each receive and
+/// reduce fused into one pass (all_reduce only); `native` hands the call to the backend's own
 /// library (MPI_Allreduce, ncclAllReduce) and exists only on the MPI and NCCL backends.
-enum class Algorithm { automatic, ring, tree, naive, native };
+enum class Algorithm { automatic, ring, tree, naive, native, ring_fused };
 
-/// "automatic", "ring", "tree", "naive" or "native".
+/// "automatic", "ring", "tree", "naive", "native" or "ring_fused".
 const char* algorithm_name(Algorithm algorithm);
 
 /// A mutable, non-owning view of `count` elements of type `dtype`. Built from a std::span of

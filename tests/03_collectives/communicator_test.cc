@@ -180,6 +180,12 @@ TEST(Errors, BadArgumentsSayWhatWasWrong) {
                           other);
         },
         {"sends itself"});
+    expect_error(
+        [&] {
+          comm.sendrecv_reduce(std::span<const float>(out), 1, std::span<float>(out), 2, 0,
+                               ReduceOp::avg);
+        },
+        {"divide by the size afterwards"});
     expect_error([&] { comm.set_timeout(0ms); }, {"timeout must be positive"});
   });
   expect_error([] { run_ranks(0, [](Communicator&) {}); }, {"1..1024 ranks"});

@@ -22,7 +22,8 @@ TEST(Mpi, RingTreeNaiveAndNativeAgreeWithTheReference) {
   MpiCommunicator comm;
   const int n = comm.size();
   for (std::size_t count : testing::awkward_counts(n)) {
-    for (Algorithm algo : {Algorithm::ring, Algorithm::tree, Algorithm::naive, Algorithm::native}) {
+    for (Algorithm algo : {Algorithm::ring, Algorithm::ring_fused, Algorithm::tree,
+                           Algorithm::naive, Algorithm::native}) {
       for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg, ReduceOp::max}) {
         const auto expected = reference(count, DType::f32, n, 31, op);
         TypedBuffer data = rank_input(count, DType::f32, comm.rank(), 31);

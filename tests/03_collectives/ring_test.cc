@@ -2,6 +2,7 @@
 // against a double-precision reference and the bytes each rank sent, pinned exactly.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <mutex>
 
 #include "chapters/03_collectives/algorithms.h"
@@ -169,6 +170,42 @@ EXERCISE_TEST("coll.ring_all_reduce", RingAllReduce, EveryRankEndsWithIdenticalB
         results[comm.rank()].push_back(static_cast<float>(data.get(i)));
     });
     for (int r = 1; r < n; ++r) EXPECT_EQ(results[r], results[0]) << "N=" << n << " rank " << r;
+  }
+}
+
+EXERCISE_TEST("coll.ring_fused_all_reduce", RingFusedAllReduce, SameBytesSameBitsAsTheRing) {
+  for (int n : kWorldSizes) {
+    for (std::size_t count : awkward_counts(n)) {
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg, ReduceOp::max}) {
+        const auto expected = reference(count, DType::bf16, n, 18, op);
+        run_ranks(n, [&](Communicator& comm) {
+          const std::string what =
+              label(n, count, DType::bf16, op) + " rank " + std::to_string(comm.rank());
+          TypedBuffer fused = rank_input(count, DType::bf16, comm.rank(), 18);
+          if (count % 2) {  // directly, and through the Communicator's dispatch
+            ring_fused_all_reduce(comm, fused.view(), op);
+          } else {
+            comm.all_reduce(fused.view(), op, Algorithm::ring_fused);
+          }
+          expect_close(fused, expected, 0, count, tolerance(DType::bf16, n), what);
+          EXPECT_EQ(comm.counters().bytes_sent, 2 * (testing::ring_rs_sent(count, n, comm.rank()) +
+                                                     testing::ring_ag_sent(count, n, comm.rank())))
+              << what << ": fusing changes where bytes go in memory, not what crosses the link";
+          EXPECT_EQ(comm.counters().messages_sent, 2u * (n - 1)) << what;
+          TypedBuffer plain = rank_input(count, DType::bf16, comm.rank(), 18);
+          comm.all_reduce(plain.view(), op, Algorithm::ring);
+          for (std::size_t i = 0; i < count; ++i) {
+            if (std::bit_cast<std::uint64_t>(fused.get(i)) !=
+                std::bit_cast<std::uint64_t>(plain.get(i))) {
+              ADD_FAILURE() << what << ": element " << i << " is " << fused.get(i) << " fused but "
+                            << plain.get(i) << " unfused; the additions should "
+                            << "happen in the same order";
+              break;
+            }
+          }
+        });
+      }
+    }
   }
 }
 
