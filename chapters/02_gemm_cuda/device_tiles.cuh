@@ -80,9 +80,9 @@ inline bool rows_aligned(const T* p, int ld, int bytes) {
 }  // namespace book::gemm_cuda
 
 /// After a launch: turns a launch error into a book::Error naming the rung.
-#define BOOK_LAUNCH_CHECK(rung_name)                                                   \
-  do {                                                                                 \
-    const cudaError_t book_launch_status_ = cudaGetLastError();                        \
-    BOOK_CHECK(book_launch_status_ == cudaSuccess,                                     \
+#define BOOK_LAUNCH_CHECK(rung_name)                                                        \
+  do {                                                                                      \
+    const cudaError_t book_launch_status_ = cudaGetLastError();                             \
+    BOOK_CHECK(book_launch_status_ == cudaSuccess,                                          \
                rung_name << " launch failed: " << cudaGetErrorString(book_launch_status_)); \
   } while (false)

@@ -42,8 +42,7 @@ void sgemm_vectorised(const float* a, const float* b, float* c, GemmShape shape,
                       cudaStream_t stream);
 
 /// Rung 7: rung 6 with warp tiling: each warp computes a compact 64 × 32 sub-tile.
-void sgemm_warptile(const float* a, const float* b, float* c, GemmShape shape,
-                    cudaStream_t stream);
+void sgemm_warptile(const float* a, const float* b, float* c, GemmShape shape, cudaStream_t stream);
 
 /// Rung 8, exercise cuda_gemm.wmma: BF16 inputs, FP32 accumulation on tensor cores via WMMA.
 void gemm_bf16_wmma(const __nv_bfloat16* a, const __nv_bfloat16* b, float* c, GemmShape shape,

@@ -79,8 +79,8 @@ double traffic_table(int size) {
                      si(double(t.a_sectors + t.b_sectors + t.c_sectors)), si(bytes) + "B",
                      fixed(naive_bytes / bytes, 1) + "x", fixed(flops / bytes, 1)});
     } catch (const NotImplemented& e) {
-      table.add_row({std::to_string(rung.rung), rung.name, rung.what_changed, "not started", "",
-                     "", "", e.exercise_id()});
+      table.add_row({std::to_string(rung.rung), rung.name, rung.what_changed, "not started", "", "",
+                     "", e.exercise_id()});
     }
   }
   std::cout << "\n## Global-memory traffic at " << size << "^3, counted from the schedules\n\n"
@@ -111,9 +111,9 @@ void resource_table(const std::string& argv0) {
     by_name[name][k.arch] = k;
   }
   // Rung order, not file order.
-  const std::vector<std::string> rung_of = {"naive", "coalesced", "shared_tile", "blocktile_1d",
-                                            "register_2d", "vectorised", "warptile", "wmma",
-                                            "mma_pipeline"};
+  const std::vector<std::string> rung_of = {"naive",        "coalesced",   "shared_tile",
+                                            "blocktile_1d", "register_2d", "vectorised",
+                                            "warptile",     "wmma",        "mma_pipeline"};
   auto rung_number = [&](const std::string& name) {
     for (std::size_t r = 0; r < rung_of.size(); ++r)
       if (name.rfind(rung_of[r] + "_kernel", 0) == 0) return int(r) + 1;
@@ -154,8 +154,8 @@ bool correctness(const std::vector<Rung>& rungs) {
     try {
       const Comparison c = check_rung(rung, s, 99);
       all_ok = all_ok && c.bad == 0;
-      table.add_row({std::to_string(rung.rung), rung.name, std::to_string(c.bad),
-                     c.bad ? c.first : "-"});
+      table.add_row(
+          {std::to_string(rung.rung), rung.name, std::to_string(c.bad), c.bad ? c.first : "-"});
     } catch (const NotImplemented& e) {
       table.add_row({std::to_string(rung.rung), rung.name, "not started", e.exercise_id()});
     }
@@ -252,8 +252,8 @@ BestRatios timing(const std::vector<Rung>& rungs, Cublas& cublas, const Options&
     // TF32 tensor cores on FP32 data: shown for reference, never the peer of an FP32 rung.
     Rung tf32{0, "cublas_sgemm", Precision::kFp32, "",
               [&cublas](const void* a, const void* b, float* c, GemmShape sh, cudaStream_t st) {
-                cublas.sgemm_tf32(static_cast<const float*>(a), static_cast<const float*>(b), c,
-                                  sh, st);
+                cublas.sgemm_tf32(static_cast<const float*>(a), static_cast<const float*>(b), c, sh,
+                                  st);
               }};
     row(tf32, "cublas_tf32 (not a peer)");
   }
@@ -291,9 +291,8 @@ int run(int argc, char** argv) {
   if (!ok) std::cout << "\nSome rung is wrong: its timing below means nothing until it is fixed.\n";
   const BestRatios best = timing(rungs, cublas, options);
   if (best.fp32 > 0)
-    std::cout << "tour: 02 | best FP32 rung (" << best.fp32_name
-              << ") vs cuBLAS SGEMM, 4096^3 | " << fixed(best.fp32, 2)
-              << "x | a hand-written SGEMM reaches ~0.9x cuBLAS\n";
+    std::cout << "tour: 02 | best FP32 rung (" << best.fp32_name << ") vs cuBLAS SGEMM, 4096^3 | "
+              << fixed(best.fp32, 2) << "x | a hand-written SGEMM reaches ~0.9x cuBLAS\n";
   if (best.bf16 > 0)
     std::cout << "tour: 02 | best BF16 rung (" << best.bf16_name << ") vs cuBLAS BF16, "
               << best.size << "^3 | " << fixed(best.bf16, 2)

@@ -12,7 +12,7 @@ namespace book::gemm_cuda {
 std::uint16_t bf16_bits(float x) {
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
   if (std::isnan(x)) return static_cast<std::uint16_t>((bits >> 16) | 0x40);  // stays a NaN
-  const std::uint32_t rounding = 0x7fff + ((bits >> 16) & 1);  // ties to even
+  const std::uint32_t rounding = 0x7fff + ((bits >> 16) & 1);                 // ties to even
   return static_cast<std::uint16_t>((bits + rounding) >> 16);
 }
 
@@ -63,7 +63,7 @@ double fp32_dot_bound(int k) {
 Comparison compare_gemm(std::span<const float> got, const Reference& ref, GemmShape s,
                         double factor) {
   BOOK_CHECK(got.size() == ref.c.size(), "compare_gemm: got " << got.size() << " elements, the "
-                                             << "reference has " << ref.c.size());
+                                                              << "reference has " << ref.c.size());
   Comparison out;
   const double gamma = fp32_dot_bound(s.k);
   for (std::size_t e = 0; e < got.size(); ++e) {

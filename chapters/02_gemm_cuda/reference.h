@@ -20,11 +20,11 @@ float round_to_bf16(float x);
 
 /// A random problem: inputs uniform in [-1, 1) from book::Rng(seed), in FP32 and as BF16.
 struct GemmProblem {
-  GemmShape shape;                  ///< Its size.
-  std::vector<float> a;             ///< A, m × k, row-major, FP32.
-  std::vector<float> b;             ///< B, k × n, row-major, FP32.
-  std::vector<std::uint16_t> a16;   ///< A rounded to BF16 (the bits a BF16 rung reads).
-  std::vector<std::uint16_t> b16;   ///< B rounded to BF16.
+  GemmShape shape;                 ///< Its size.
+  std::vector<float> a;            ///< A, m × k, row-major, FP32.
+  std::vector<float> b;            ///< B, k × n, row-major, FP32.
+  std::vector<std::uint16_t> a16;  ///< A rounded to BF16 (the bits a BF16 rung reads).
+  std::vector<std::uint16_t> b16;  ///< B rounded to BF16.
 };
 
 /// Draws a problem of `shape` from seed `seed`; throws book::Error for a non-positive shape.

@@ -12,13 +12,13 @@ namespace book::gemm_cuda {
 
 /// What ptxas reported for one kernel on one architecture.
 struct KernelResources {
-  std::string kernel;      ///< Demangled name, e.g. "...::warptile_kernel(float const*, ...)".
-  std::string arch;        ///< e.g. "sm_90".
-  int registers = 0;       ///< Registers per thread.
-  int stack_bytes = 0;     ///< Stack frame per thread.
-  int spill_stores = 0;    ///< Bytes of register spills stored (0 is what you want).
-  int spill_loads = 0;     ///< Bytes of register spills loaded.
-  int static_smem = 0;     ///< Static shared memory per block in bytes (dynamic is not listed).
+  std::string kernel;    ///< Demangled name, e.g. "...::warptile_kernel(float const*, ...)".
+  std::string arch;      ///< e.g. "sm_90".
+  int registers = 0;     ///< Registers per thread.
+  int stack_bytes = 0;   ///< Stack frame per thread.
+  int spill_stores = 0;  ///< Bytes of register spills stored (0 is what you want).
+  int spill_loads = 0;   ///< Bytes of register spills loaded.
+  int static_smem = 0;   ///< Static shared memory per block in bytes (dynamic is not listed).
 };
 
 /// Parses ptxas -v output ("Compiling entry function 'K' for 'sm_XX'", then the stack/spill

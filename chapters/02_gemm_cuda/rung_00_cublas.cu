@@ -11,11 +11,11 @@
 namespace book::gemm_cuda {
 namespace {
 
-#define BOOK_CUBLAS_CHECK(call)                                                            \
-  do {                                                                                     \
-    const cublasStatus_t book_cublas_status_ = (call);                                     \
-    BOOK_CHECK(book_cublas_status_ == CUBLAS_STATUS_SUCCESS,                               \
-               #call << " failed: " << cublasGetStatusString(book_cublas_status_));       \
+#define BOOK_CUBLAS_CHECK(call)                                                     \
+  do {                                                                              \
+    const cublasStatus_t book_cublas_status_ = (call);                              \
+    BOOK_CHECK(book_cublas_status_ == CUBLAS_STATUS_SUCCESS,                        \
+               #call << " failed: " << cublasGetStatusString(book_cublas_status_)); \
   } while (false)
 
 }  // namespace
@@ -32,8 +32,8 @@ void Cublas::sgemm(const float* a, const float* b, float* c, GemmShape s, cudaSt
   BOOK_CUBLAS_CHECK(cublasSetStream(handle_, stream));
   // Pedantic: FP32 throughout, no TF32 even if a library default changes.
   BOOK_CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_PEDANTIC_MATH));
-  BOOK_CUBLAS_CHECK(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, b, s.n,
-                                a, s.k, &beta, c, s.n));
+  BOOK_CUBLAS_CHECK(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, b, s.n, a,
+                                s.k, &beta, c, s.n));
 }
 
 void Cublas::sgemm_tf32(const float* a, const float* b, float* c, GemmShape s,
@@ -42,8 +42,8 @@ void Cublas::sgemm_tf32(const float* a, const float* b, float* c, GemmShape s,
   const float alpha = 1.0f, beta = 0.0f;
   BOOK_CUBLAS_CHECK(cublasSetStream(handle_, stream));
   BOOK_CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_TF32_TENSOR_OP_MATH));
-  BOOK_CUBLAS_CHECK(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, b, s.n,
-                                a, s.k, &beta, c, s.n));
+  BOOK_CUBLAS_CHECK(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, b, s.n, a,
+                                s.k, &beta, c, s.n));
 }
 
 void Cublas::gemm_bf16(const __nv_bfloat16* a, const __nv_bfloat16* b, float* c, GemmShape s,

@@ -14,7 +14,8 @@ __global__ void naive_kernel(const float* __restrict__ a, const float* __restric
   if (!inside(out.row, out.col, s.m, s.n)) return;
   float sum = 0.0f;
   for (int k = 0; k < s.k; ++k)
-    sum += a[static_cast<std::int64_t>(out.row) * s.k + k] * b[static_cast<std::int64_t>(k) * s.n + out.col];
+    sum += a[static_cast<std::int64_t>(out.row) * s.k + k] *
+           b[static_cast<std::int64_t>(k) * s.n + out.col];
   c[static_cast<std::int64_t>(out.row) * s.n + out.col] = sum;
 }
 

@@ -35,10 +35,12 @@ __global__ void __launch_bounds__(T::kThreads)
     for (int kk = 0; kk < T::kBK; ++kk) {
 #pragma unroll
       for (int i = 0; i < T::kTM; i += 4)
-        *reinterpret_cast<float4*>(&a_frag[i]) = *reinterpret_cast<const float4*>(&as[kk][out.row + i]);
+        *reinterpret_cast<float4*>(&a_frag[i]) =
+            *reinterpret_cast<const float4*>(&as[kk][out.row + i]);
 #pragma unroll
       for (int j = 0; j < T::kTN; j += 4)
-        *reinterpret_cast<float4*>(&b_frag[j]) = *reinterpret_cast<const float4*>(&bs[kk][out.col + j]);
+        *reinterpret_cast<float4*>(&b_frag[j]) =
+            *reinterpret_cast<const float4*>(&bs[kk][out.col + j]);
 #pragma unroll
       for (int i = 0; i < T::kTM; ++i)
 #pragma unroll

@@ -15,8 +15,8 @@ static_assert(kLoads == chunks_per_thread(T::kBK, T::kBN, 4, T::kThreads), "");
 static_assert(T::kTM == 4 && T::kTN == 4, "one float4 per row of a lane's square");
 
 __global__ void __launch_bounds__(T::kThreads)
-    warptile_kernel(const float* __restrict__ a, const float* __restrict__ b,
-                    float* __restrict__ c, GemmShape s, bool a_aligned, bool bc_aligned) {
+    warptile_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
+                    GemmShape s, bool a_aligned, bool bc_aligned) {
   __shared__ __align__(16) float as[T::kBK][T::kBM];  // transposed
   __shared__ __align__(16) float bs[T::kBK][T::kBN];
   const int t = threadIdx.x;

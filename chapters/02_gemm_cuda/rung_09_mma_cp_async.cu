@@ -32,8 +32,8 @@ __device__ __forceinline__ unsigned smem_address(const void* p) {
 
 // 16 bytes global → shared, bypassing registers; src_bytes = 0 writes zeros (the tile's edge).
 __device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool read) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)),
-               "l"(src), "r"(read ? 16 : 0));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src),
+               "r"(read ? 16 : 0));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int kPending>
@@ -58,8 +58,8 @@ __device__ __forceinline__ void copy_chunk(bf16* dst, const bf16* g, int ld, int
 
 template <bool kAsync>
 __global__ void __launch_bounds__(T::kThreads)
-    mma_pipeline_kernel(const bf16* __restrict__ a, const bf16* __restrict__ b, float* __restrict__ c,
-               GemmShape s, bool a_aligned, bool b_aligned) {
+    mma_pipeline_kernel(const bf16* __restrict__ a, const bf16* __restrict__ b,
+                        float* __restrict__ c, GemmShape s, bool a_aligned, bool b_aligned) {
   extern __shared__ __align__(128) unsigned char smem[];
   bf16* sa = reinterpret_cast<bf16*>(smem);
   bf16* sb = sa + T::kStages * kStageA;
@@ -155,7 +155,8 @@ void gemm_bf16_mma(const bf16* a, const bf16* b, float* c, GemmShape s, cudaStre
   } else {
     BOOK_CUDA_CHECK(cudaFuncSetAttribute(mma_pipeline_kernel<false>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-    mma_pipeline_kernel<false><<<grid, T::kThreads, kSmemBytes, stream>>>(a, b, c, s, a_aligned, b_aligned);
+    mma_pipeline_kernel<false>
+        <<<grid, T::kThreads, kSmemBytes, stream>>>(a, b, c, s, a_aligned, b_aligned);
   }
   BOOK_LAUNCH_CHECK("rung 9 (mma_cp_async)");
 }

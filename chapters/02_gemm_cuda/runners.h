@@ -23,10 +23,10 @@ enum class Precision { kFp32, kBf16 };
 /// One rung behind a uniform signature: `a` and `b` point to float or BF16 device data
 /// according to `precision`; `c` is FP32.
 struct Rung {
-  int rung = 0;             ///< 0 for cuBLAS, 1–9 for the ladder.
-  std::string name;         ///< e.g. "cublas_sgemm", "warptile".
+  int rung = 0;                            ///< 0 for cuBLAS, 1–9 for the ladder.
+  std::string name;                        ///< e.g. "cublas_sgemm", "warptile".
   Precision precision = Precision::kFp32;  ///< What `a` and `b` hold.
-  std::string exercise_id;  ///< The exercise it grades, or empty.
+  std::string exercise_id;                 ///< The exercise it grades, or empty.
   /// Launches it on `stream` (asynchronous).
   std::function<void(const void* a, const void* b, float* c, GemmShape shape, cudaStream_t stream)>
       run;
@@ -48,8 +48,8 @@ class DeviceBuffer {
   ~DeviceBuffer() { cudaFree(data_); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  T* data() { return data_; }                   ///< Device pointer.
-  const T* data() const { return data_; }       ///< Device pointer.
+  T* data() { return data_; }                  ///< Device pointer.
+  const T* data() const { return data_; }      ///< Device pointer.
   std::size_t size() const { return count_; }  ///< Elements.
   /// Copies `count` host elements in (count = size()).
   void upload(const T* host) {
@@ -69,10 +69,10 @@ class DeviceBuffer {
 struct DeviceProblem {
   /// Uploads `problem`.
   explicit DeviceProblem(const GemmProblem& problem);
-  DeviceBuffer<float> a;               ///< A in FP32.
-  DeviceBuffer<float> b;               ///< B in FP32.
-  DeviceBuffer<std::uint16_t> a16;     ///< A in BF16 (bits).
-  DeviceBuffer<std::uint16_t> b16;     ///< B in BF16 (bits).
+  DeviceBuffer<float> a;            ///< A in FP32.
+  DeviceBuffer<float> b;            ///< B in FP32.
+  DeviceBuffer<std::uint16_t> a16;  ///< A in BF16 (bits).
+  DeviceBuffer<std::uint16_t> b16;  ///< B in BF16 (bits).
   /// The A pointer a rung of this precision reads.
   const void* a_for(Precision p) const;
   /// The B pointer a rung of this precision reads.

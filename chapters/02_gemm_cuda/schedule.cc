@@ -12,9 +12,10 @@ void check_gemm_args(const void* a, const void* b, const void* c, GemmShape shap
   BOOK_CHECK(shape.m > 0 && shape.n > 0 && shape.k > 0,
              "GEMM shape m=" << shape.m << " n=" << shape.n << " k=" << shape.k
                              << " is not positive: every dimension must be at least 1");
-  BOOK_CHECK(a != nullptr && b != nullptr && c != nullptr,
-             "GEMM got a null pointer (a=" << a << " b=" << b << " c=" << c
-                                           << "): pass device buffers of m·k, k·n and m·n elements");
+  BOOK_CHECK(
+      a != nullptr && b != nullptr && c != nullptr,
+      "GEMM got a null pointer (a=" << a << " b=" << b << " c=" << c
+                                    << "): pass device buffers of m·k, k·n and m·n elements");
 }
 
 namespace {
@@ -105,7 +106,8 @@ ThreadPlan vectorised_plan(GemmShape s, int bx, int by, int t, int step) {
   Coord c[BlockTile2d::kTM * BlockTile2d::kTN / 4];
   const Coord first = vectorised_output(t);
   for (int i = 0; i < BlockTile2d::kTM; ++i)
-    for (int j = 0; j < BlockTile2d::kTN / 4; ++j) c[i * 2 + j] = {first.row + i, first.col + 4 * j};
+    for (int j = 0; j < BlockTile2d::kTN / 4; ++j)
+      c[i * 2 + j] = {first.row + i, first.col + 4 * j};
   return tiled_plan(s, bx, by, step, kSpec2dVector, a, b, c);
 }
 
@@ -144,12 +146,12 @@ std::vector<RungSchedule> ladder_schedules() {
                    [](GemmShape s, int bx, int by, int t, int k) {
                      return single_output_plan(s, naive_output(bx, by, t % kSide, t / kSide), k);
                    }});
-  rungs.push_back({2, "coalesced", "threadIdx.x runs along a row: a warp reads 128 contiguous bytes",
-                   4, "", [](GemmShape s) { return square_geometry(s, false); },
-                   [](GemmShape s, int bx, int by, int t, int k) {
-                     return single_output_plan(s, coalesced_output(bx, by, t % kSide, t / kSide),
-                                               k);
-                   }});
+  rungs.push_back(
+      {2, "coalesced", "threadIdx.x runs along a row: a warp reads 128 contiguous bytes", 4, "",
+       [](GemmShape s) { return square_geometry(s, false); },
+       [](GemmShape s, int bx, int by, int t, int k) {
+         return single_output_plan(s, coalesced_output(bx, by, t % kSide, t / kSide), k);
+       }});
   rungs.push_back({3, "shared_tile", "32×32 tiles of A and B staged in shared memory", 4,
                    "cuda_gemm.shared_tile",
                    [](GemmShape s) {
@@ -163,31 +165,24 @@ std::vector<RungSchedule> ladder_schedules() {
                    "",
                    [](GemmShape s) { return tiled_geometry(s, kSpec1d, BlockTile1d::kThreads); },
                    blocktile_1d_plan});
-  rungs.push_back({5, "register_2d", "each thread computes an 8×8 square: outer products", 4,
-                   "cuda_gemm.register_2d",
-                   [](GemmShape s) {
-                     return tiled_geometry(s, kSpec2dScalar, BlockTile2d::kThreads);
-                   },
-                   register_2d_plan});
-  rungs.push_back({6, "vectorised", "16-byte (float4) loads and stores; A tile stored transposed",
-                   4, "",
-                   [](GemmShape s) {
-                     return tiled_geometry(s, kSpec2dVector, BlockTile2d::kThreads);
-                   },
-                   vectorised_plan});
+  rungs.push_back(
+      {5, "register_2d", "each thread computes an 8×8 square: outer products", 4,
+       "cuda_gemm.register_2d",
+       [](GemmShape s) { return tiled_geometry(s, kSpec2dScalar, BlockTile2d::kThreads); },
+       register_2d_plan});
+  rungs.push_back(
+      {6, "vectorised", "16-byte (float4) loads and stores; A tile stored transposed", 4, "",
+       [](GemmShape s) { return tiled_geometry(s, kSpec2dVector, BlockTile2d::kThreads); },
+       vectorised_plan});
   rungs.push_back({7, "warptile", "each warp owns a compact 64×32 sub-tile (fewer smem loads)", 4,
                    "", [](GemmShape s) { return tiled_geometry(s, kSpecWarp, WarpTile::kThreads); },
                    warptile_plan});
   rungs.push_back({8, "wmma_bf16", "tensor cores through WMMA: BF16 in, FP32 accumulate", 2,
                    "cuda_gemm.wmma",
-                   [](GemmShape s) {
-                     return tiled_geometry(s, kSpecTensor, TensorTile::kThreads);
-                   },
+                   [](GemmShape s) { return tiled_geometry(s, kSpecTensor, TensorTile::kThreads); },
                    wmma_plan});
   rungs.push_back({9, "mma_cp_async", "mma.sync + ldmatrix, 3-stage cp.async pipeline", 2, "",
-                   [](GemmShape s) {
-                     return tiled_geometry(s, kSpecTensor, TensorTile::kThreads);
-                   },
+                   [](GemmShape s) { return tiled_geometry(s, kSpecTensor, TensorTile::kThreads); },
                    mma_plan});
   return rungs;
 }

@@ -37,12 +37,12 @@ struct Extent {
 
 /// How a rung is launched for one shape.
 struct LaunchGeometry {
-  Extent grid;       ///< Blocks: x covers the columns of C, y its rows (rung 1 swaps them).
-  Extent block;      ///< Threads per block; thread number t = threadIdx.y * block.x + threadIdx.x.
-  int k_steps = 0;   ///< Steps along K; each step reads one k-slice of A and of B.
-  int k_tile = 1;    ///< Elements of K per step (1 for rungs without shared memory).
-  int tile_m = 1;    ///< Rows of C per block.
-  int tile_n = 1;    ///< Columns of C per block.
+  Extent grid;      ///< Blocks: x covers the columns of C, y its rows (rung 1 swaps them).
+  Extent block;     ///< Threads per block; thread number t = threadIdx.y * block.x + threadIdx.x.
+  int k_steps = 0;  ///< Steps along K; each step reads one k-slice of A and of B.
+  int k_tile = 1;   ///< Elements of K per step (1 for rungs without shared memory).
+  int tile_m = 1;   ///< Rows of C per block.
+  int tile_n = 1;   ///< Columns of C per block.
   bool x_covers_rows = false;  ///< Rung 1 only: blockIdx.x runs down the rows of C.
 };
 
@@ -71,13 +71,13 @@ using PlanFn =
 
 /// A rung's schedule and how it is launched.
 struct RungSchedule {
-  int rung = 0;                                      ///< Rung number (1–9).
-  std::string name;                                  ///< Short name, e.g. "shared_tile".
-  std::string what_changed;                          ///< One line: what is new on this rung.
-  int input_bytes = 4;                               ///< Bytes per element of A and B.
-  std::string exercise_id;                           ///< e.g. "cuda_gemm.shared_tile"; or empty.
+  int rung = 0;                                       ///< Rung number (1–9).
+  std::string name;                                   ///< Short name, e.g. "shared_tile".
+  std::string what_changed;                           ///< One line: what is new on this rung.
+  int input_bytes = 4;                                ///< Bytes per element of A and B.
+  std::string exercise_id;                            ///< e.g. "cuda_gemm.shared_tile"; or empty.
   std::function<LaunchGeometry(GemmShape)> geometry;  ///< Launch geometry for a shape.
-  PlanFn plan;                                       ///< Per-thread schedule.
+  PlanFn plan;                                        ///< Per-thread schedule.
 };
 
 /// Counted global-memory traffic of a rung for one shape, as requested by the SM (before any

@@ -17,11 +17,11 @@ struct SquareTiles {
 
 /// Rung 4: each thread computes a column of TM results.
 struct BlockTile1d {
-  static constexpr int kBM = 64;                            ///< Rows of C per block.
-  static constexpr int kBN = 64;                            ///< Columns of C per block.
-  static constexpr int kBK = 8;                             ///< K per step.
-  static constexpr int kTM = 8;                             ///< Results per thread (a column).
-  static constexpr int kThreads = kBM * kBN / kTM;          ///< 512.
+  static constexpr int kBM = 64;                    ///< Rows of C per block.
+  static constexpr int kBN = 64;                    ///< Columns of C per block.
+  static constexpr int kBK = 8;                     ///< K per step.
+  static constexpr int kTM = 8;                     ///< Results per thread (a column).
+  static constexpr int kThreads = kBM * kBN / kTM;  ///< 512.
 };
 
 /// Rungs 5 and 6: each thread computes a TM × TN square of results.
@@ -36,36 +36,36 @@ struct BlockTile2d {
 
 /// Rung 7: warps own compact 64 × 32 sub-tiles; each lane computes 2 × 2 squares of 4 × 4.
 struct WarpTile {
-  static constexpr int kBM = 128;          ///< Rows of C per block.
-  static constexpr int kBN = 128;          ///< Columns of C per block.
-  static constexpr int kBK = 16;           ///< K per step.
-  static constexpr int kWarpsM = 2;        ///< Warps down the block tile.
-  static constexpr int kWarpsN = 4;        ///< Warps across the block tile.
-  static constexpr int kWM = kBM / kWarpsM;  ///< 64 rows per warp.
-  static constexpr int kWN = kBN / kWarpsN;  ///< 32 columns per warp.
-  static constexpr int kIterM = 2;         ///< Sub-tiles per warp, down.
-  static constexpr int kIterN = 2;         ///< Sub-tiles per warp, across.
-  static constexpr int kLanesM = 8;        ///< Lanes down a sub-tile.
-  static constexpr int kLanesN = 4;        ///< Lanes across a sub-tile.
-  static constexpr int kTM = kWM / kIterM / kLanesM;  ///< 4 rows per lane per sub-tile.
-  static constexpr int kTN = kWN / kIterN / kLanesN;  ///< 4 columns per lane per sub-tile.
+  static constexpr int kBM = 128;                          ///< Rows of C per block.
+  static constexpr int kBN = 128;                          ///< Columns of C per block.
+  static constexpr int kBK = 16;                           ///< K per step.
+  static constexpr int kWarpsM = 2;                        ///< Warps down the block tile.
+  static constexpr int kWarpsN = 4;                        ///< Warps across the block tile.
+  static constexpr int kWM = kBM / kWarpsM;                ///< 64 rows per warp.
+  static constexpr int kWN = kBN / kWarpsN;                ///< 32 columns per warp.
+  static constexpr int kIterM = 2;                         ///< Sub-tiles per warp, down.
+  static constexpr int kIterN = 2;                         ///< Sub-tiles per warp, across.
+  static constexpr int kLanesM = 8;                        ///< Lanes down a sub-tile.
+  static constexpr int kLanesN = 4;                        ///< Lanes across a sub-tile.
+  static constexpr int kTM = kWM / kIterM / kLanesM;       ///< 4 rows per lane per sub-tile.
+  static constexpr int kTN = kWN / kIterN / kLanesN;       ///< 4 columns per lane per sub-tile.
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;  ///< 256.
 };
 
 /// Rungs 8 and 9 (BF16 inputs, FP32 accumulation): 128 × 128 block tiles, 32 deep, 8 warps of
 /// 64 × 32 each.
 struct TensorTile {
-  static constexpr int kBM = 128;        ///< Rows of C per block.
-  static constexpr int kBN = 128;        ///< Columns of C per block.
-  static constexpr int kBK = 32;         ///< K per step.
-  static constexpr int kWarpsM = 2;      ///< Warps down the block tile.
-  static constexpr int kWarpsN = 4;      ///< Warps across the block tile.
-  static constexpr int kWM = kBM / kWarpsM;  ///< 64 rows per warp.
-  static constexpr int kWN = kBN / kWarpsN;  ///< 32 columns per warp.
+  static constexpr int kBM = 128;                          ///< Rows of C per block.
+  static constexpr int kBN = 128;                          ///< Columns of C per block.
+  static constexpr int kBK = 32;                           ///< K per step.
+  static constexpr int kWarpsM = 2;                        ///< Warps down the block tile.
+  static constexpr int kWarpsN = 4;                        ///< Warps across the block tile.
+  static constexpr int kWM = kBM / kWarpsM;                ///< 64 rows per warp.
+  static constexpr int kWN = kBN / kWarpsN;                ///< 32 columns per warp.
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;  ///< 256.
-  static constexpr int kChunk = 8;       ///< BF16 elements per 16-byte load.
-  static constexpr int kStages = 3;      ///< Rung 9's shared-memory pipeline depth.
-  static constexpr int kPad = 8;         ///< BF16 padding per shared row (bank conflicts).
+  static constexpr int kChunk = 8;                         ///< BF16 elements per 16-byte load.
+  static constexpr int kStages = 3;        ///< Rung 9's shared-memory pipeline depth.
+  static constexpr int kPad = 8;           ///< BF16 padding per shared row (bank conflicts).
   static constexpr int kLdA = kBK + kPad;  ///< Shared A row: 40 BF16 = 80 bytes.
   static constexpr int kLdB = kBN + kPad;  ///< Shared B row: 136 BF16 = 272 bytes.
   /// Rung 9's dynamic shared memory: kStages × (A tile + B tile), padded, 2 bytes each.

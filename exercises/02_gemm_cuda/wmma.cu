@@ -11,7 +11,8 @@
 
 namespace book::gemm_cuda {
 
-void gemm_bf16_wmma(const __nv_bfloat16* a, const __nv_bfloat16* b, float* c, GemmShape s, cudaStream_t stream) {
+void gemm_bf16_wmma(const __nv_bfloat16* a, const __nv_bfloat16* b, float* c, GemmShape s,
+                    cudaStream_t stream) {
   check_gemm_args(a, b, c, s);
   (void)stream;
   BOOK_NOT_IMPLEMENTED("cuda_gemm.wmma", "exercises/02_gemm_cuda/wmma.cu",

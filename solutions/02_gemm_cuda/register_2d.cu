@@ -57,8 +57,7 @@ __global__ void __launch_bounds__(T::kThreads)
 
 }  // namespace
 
-void sgemm_register_2d(const float* a, const float* b, float* c, GemmShape s,
-                       cudaStream_t stream) {
+void sgemm_register_2d(const float* a, const float* b, float* c, GemmShape s, cudaStream_t stream) {
   check_gemm_args(a, b, c, s);
   const dim3 grid(ceil_div(s.n, T::kBN), ceil_div(s.m, T::kBM));
   register_2d_kernel<<<grid, T::kThreads, 0, stream>>>(a, b, c, s);

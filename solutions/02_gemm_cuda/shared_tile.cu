@@ -12,7 +12,7 @@ namespace {
 
 constexpr int kSide = SquareTiles::kSide;
 
-__global__ void __launch_bounds__(kSide * kSide)
+__global__ void __launch_bounds__(kSide* kSide)
     shared_tile_kernel(const float* __restrict__ a, const float* __restrict__ b,
                        float* __restrict__ c, GemmShape s) {
   __shared__ float as[kSide][kSide];
@@ -40,8 +40,7 @@ __global__ void __launch_bounds__(kSide * kSide)
 
 }  // namespace
 
-void sgemm_shared_tile(const float* a, const float* b, float* c, GemmShape s,
-                       cudaStream_t stream) {
+void sgemm_shared_tile(const float* a, const float* b, float* c, GemmShape s, cudaStream_t stream) {
   check_gemm_args(a, b, c, s);
   const dim3 grid(ceil_div(s.n, kSide), ceil_div(s.m, kSide));
   shared_tile_kernel<<<grid, dim3(kSide, kSide), 0, stream>>>(a, b, c, s);

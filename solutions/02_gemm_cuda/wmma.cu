@@ -59,7 +59,8 @@ __global__ void __launch_bounds__(T::kThreads)
 #pragma unroll
       for (int fm = 0; fm < kFragsM; ++fm)
 #pragma unroll
-        for (int fn = 0; fn < kFragsN; ++fn) wmma::mma_sync(acc[fm][fn], fa[fm], fb[fn], acc[fm][fn]);
+        for (int fn = 0; fn < kFragsN; ++fn)
+          wmma::mma_sync(acc[fm][fn], fa[fm], fb[fn], acc[fm][fn]);
     }
     __syncthreads();
   }
@@ -88,7 +89,7 @@ void gemm_bf16_wmma(const bf16* a, const bf16* b, float* c, GemmShape s, cudaStr
   check_gemm_args(a, b, c, s);
   const dim3 grid(ceil_div(s.n, T::kBN), ceil_div(s.m, T::kBM));
   wmma_kernel<<<grid, T::kThreads, 0, stream>>>(a, b, c, s, rows_aligned(a, s.k, 16),
-                                                 rows_aligned(b, s.n, 16));
+                                                rows_aligned(b, s.n, 16));
   BOOK_LAUNCH_CHECK("rung 8 (wmma_bf16)");
 }
 

@@ -23,8 +23,8 @@ inline void expect_rung_correct(const std::string& name) {
     std::uint64_t seed = 2024;
     for (GemmShape s : gpu_shapes()) {
       const Comparison result = check_rung(rung, s, ++seed);
-      EXPECT_EQ(result.bad, 0) << "rung " << rung.rung << " (" << name << ") seed " << seed
-                               << ": " << result.bad << " wrong elements; first: " << result.first;
+      EXPECT_EQ(result.bad, 0) << "rung " << rung.rung << " (" << name << ") seed " << seed << ": "
+                               << result.bad << " wrong elements; first: " << result.first;
     }
     return;
   }

@@ -141,13 +141,14 @@ inline void expect_tiled_traffic(const RungSchedule& rung) {
     const LaunchGeometry g = rung.geometry(s);
     const Traffic t = count_traffic(rung, s);
     EXPECT_EQ(t.a_elements + t.b_elements, tiled_input_elements(s, g.tile_m, g.tile_n))
-        << describe(rung, s) << ": A+B elements read (A " << t.a_elements << ", B "
-        << t.b_elements << ")";
+        << describe(rung, s) << ": A+B elements read (A " << t.a_elements << ", B " << t.b_elements
+        << ")";
     EXPECT_EQ(t.c_elements, std::int64_t(s.m) * s.n) << describe(rung, s) << ": C elements";
   }
   const LaunchGeometry unit = rung.geometry({1, 1, 1});
   const GemmShape multiple{2 * unit.tile_m, 3 * unit.tile_n, 4 * unit.k_tile};
-  const Traffic full = count_traffic(rung, multiple), by_block = count_traffic_by_block(rung, multiple);
+  const Traffic full = count_traffic(rung, multiple),
+                by_block = count_traffic_by_block(rung, multiple);
   EXPECT_EQ(full.a_sectors, by_block.a_sectors) << describe(rung, multiple);
   EXPECT_EQ(full.b_sectors, by_block.b_sectors) << describe(rung, multiple);
   EXPECT_EQ(full.c_sectors, by_block.c_sectors) << describe(rung, multiple);

@@ -37,10 +37,10 @@ TEST(Index, CooperativeChunksCoverATileOnceInRowOrder) {
 TEST(Index, ChunkKindMatchesTheBoundsAndAlignment) {
   EXPECT_EQ(chunk_kind(0, 0, 10, 12, 4, true), ChunkKind::kVector);
   EXPECT_EQ(chunk_kind(0, 8, 10, 12, 4, true), ChunkKind::kVector);
-  EXPECT_EQ(chunk_kind(0, 8, 10, 10, 4, true), ChunkKind::kScalar);  // sticks out
+  EXPECT_EQ(chunk_kind(0, 8, 10, 10, 4, true), ChunkKind::kScalar);   // sticks out
   EXPECT_EQ(chunk_kind(0, 4, 10, 12, 4, false), ChunkKind::kScalar);  // rows not aligned
-  EXPECT_EQ(chunk_kind(10, 0, 10, 12, 4, true), ChunkKind::kZero);   // row outside
-  EXPECT_EQ(chunk_kind(0, 12, 10, 12, 4, true), ChunkKind::kZero);   // column outside
+  EXPECT_EQ(chunk_kind(10, 0, 10, 12, 4, true), ChunkKind::kZero);    // row outside
+  EXPECT_EQ(chunk_kind(0, 12, 10, 12, 4, true), ChunkKind::kZero);    // column outside
   EXPECT_EQ(ceil_div(129, 128), 2);
   EXPECT_EQ(ceil_div(128, 128), 1);
 }
@@ -117,7 +117,7 @@ TEST(Arguments, RejectNonPositiveShapesAndNullPointers) {
 
 TEST(Reference, Bf16RoundsToNearestEven) {
   EXPECT_EQ(round_to_bf16(1.0f), 1.0f);
-  EXPECT_EQ(round_to_bf16(1.0f + 0x1.0p-8f), 1.0f);            // tie: to even (1.0)
+  EXPECT_EQ(round_to_bf16(1.0f + 0x1.0p-8f), 1.0f);                  // tie: to even (1.0)
   EXPECT_EQ(round_to_bf16(1.0f + 3 * 0x1.0p-8f), 1.0f + 0x1.0p-6f);  // tie: to even (up)
   EXPECT_EQ(round_to_bf16(1.0f + 0x1.0p-7f + 0x1.0p-9f), 1.0f + 0x1.0p-7f);
   EXPECT_EQ(bf16_bits(-2.0f), 0xC000);
