@@ -1,0 +1,111 @@
+// Google Benchmark: every rung and cuBLAS on the same square problems, timed with CUDA events
+// (manual time: the GPU's time, not the host's), FLOP/s as a counter, then each rung as a ratio
+// to its cuBLAS peer (FP32 rungs to SGEMM, BF16 rungs to cublasGemmEx BF16) from this same run.
+// Without a GPU every benchmark is skipped with the reason.
+//
+//   bazel run -c opt //chapters/02_gemm_cuda:bench
+//   bazel run -c opt //chapters/02_gemm_cuda:bench -- --benchmark_filter='warptile|cublas'
+#include <benchmark/benchmark.h>
+
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "chapters/02_gemm_cuda/runners.h"
+#include "common/cuda.h"
+#include "common/table.h"
+
+namespace book::gemm_cuda {
+namespace {
+
+std::map<std::string, double> seconds_by_name;  // "rung/size" -> mean seconds per GEMM
+
+void run_rung(benchmark::State& state, const std::string& name) {
+  if (cuda::device_count() == 0) {
+    state.SkipWithError(("needs a GPU: " + cuda::no_device_reason()).c_str());
+    return;
+  }
+  static Cublas cublas;
+  Rung rung;
+  for (const Rung& r : ladder_rungs(cublas))
+    if (r.name == name) rung = r;
+  const int n = static_cast<int>(state.range(0));
+  const GemmShape s{n, n, n};
+  const DeviceProblem inputs(random_problem(s, n));
+  DeviceBuffer<float> c(std::size_t(n) * n);
+  auto once = [&] {
+    rung.run(inputs.a_for(rung.precision), inputs.b_for(rung.precision), c.data(), s, nullptr);
+  };
+  try {
+    once();  // warm-up, and the stub check
+    BOOK_CUDA_CHECK(cudaDeviceSynchronize());
+  } catch (const NotImplemented& not_started) {
+    state.SkipWithError(not_started.what());
+    return;
+  }
+  cudaEvent_t start, stop;
+  BOOK_CUDA_CHECK(cudaEventCreate(&start));
+  BOOK_CUDA_CHECK(cudaEventCreate(&stop));
+  double total = 0;
+  for (auto _ : state) {
+    BOOK_CUDA_CHECK(cudaEventRecord(start));
+    once();
+    BOOK_CUDA_CHECK(cudaEventRecord(stop));
+    BOOK_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    BOOK_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    state.SetIterationTime(ms * 1e-3);
+    total += ms * 1e-3;
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  seconds_by_name[name + "/" + std::to_string(n)] = total / double(state.iterations());
+  state.counters["FLOP/s"] =
+      benchmark::Counter(2.0 * n * double(n) * n, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+const char* kNames[] = {"cublas_sgemm", "cublas_bf16",  "naive",       "coalesced",
+                        "shared_tile",  "blocktile_1d", "register_2d", "vectorised",
+                        "warptile",     "wmma_bf16",    "mma_cp_async"};
+
+void register_all() {
+  for (const char* name : kNames) {
+    auto* b = benchmark::RegisterBenchmark(
+        name, [name](benchmark::State& state) { run_rung(state, name); });
+    b->UseManualTime()->Unit(benchmark::kMillisecond)->Arg(1024)->Arg(4096);
+  }
+}
+
+void print_ratios() {
+  if (seconds_by_name.empty()) return;
+  Table table({"rung", "size", "vs its cuBLAS peer"});
+  for (const auto& [key, seconds] : seconds_by_name) {
+    const std::string name = key.substr(0, key.find('/')), size = key.substr(key.find('/') + 1);
+    const bool bf16 = name == "cublas_bf16" || name == "wmma_bf16" || name == "mma_cp_async";
+    const auto peer = seconds_by_name.find((bf16 ? "cublas_bf16/" : "cublas_sgemm/") + size);
+    if (peer == seconds_by_name.end()) continue;
+    table.add_row({name, size, fixed(peer->second / seconds, 2) + "x"});
+  }
+  std::cout << "\n" << table.markdown();
+}
+
+}  // namespace
+}  // namespace book::gemm_cuda
+
+int main(int argc, char** argv) {
+  // --tour (what tools/gpu/run.sh passes every stage in its quick mode): only the 4096 runs.
+  std::vector<char*> args;
+  std::string tour_filter = "--benchmark_filter=/4096/";
+  for (int i = 0; i < argc; ++i)
+    args.push_back(std::string(argv[i]) == "--tour" ? tour_filter.data() : argv[i]);
+  argc = static_cast<int>(args.size());
+  argv = args.data();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  book::gemm_cuda::register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  book::gemm_cuda::print_ratios();
+  return 0;
+}
