@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "chapters/03_collectives/threads.h"
 #include "chapters/03_collectives/trace.h"
 #include "common/buffer.h"
+#include "common/check.h"
 #include "common/table.h"
 #include "common/timer.h"
 
@@ -78,23 +80,31 @@ std::uint64_t ring_bytes_sent(int ranks, std::size_t bytes) {
   return sent;
 }
 
-void write_trace(int ranks, const std::string& path) {
+// One traced 4 MiB all-reduce after a warm-up one; writes `path` (Chrome JSON) and path.tsv.
+std::size_t trace_one(int ranks, Algorithm algorithm, const std::string& path) {
   Trace trace;
   const std::size_t count = (4u << 20) / sizeof(float);
   run_ranks(ranks, [&](Communicator& comm) {
     std::vector<float> data(count, 1.0f);
-    comm.all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring);  // warm the pages
+    comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);  // warm the pages
     comm.barrier();
     comm.set_trace(&trace);
-    comm.all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring);
+    comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);
     comm.set_trace(nullptr);
   });
   trace.write_json(path);
   trace.write_table(path + ".tsv");
+  return trace.events().size();
+}
+
+void write_traces(int ranks, const std::string& path) {
+  const std::string fused = path + ".fused.json";
+  const std::size_t plain_events = trace_one(ranks, Algorithm::ring, path);
+  const std::size_t fused_events = trace_one(ranks, Algorithm::ring_fused, fused);
   std::printf(
-      "wrote %s (open in https://ui.perfetto.dev) and %s.tsv (for gnuplot): %zu events, "
-      "a 4 MiB ring all-reduce on %d ranks\n",
-      path.c_str(), path.c_str(), trace.events().size(), ranks);
+      "wrote %s (%zu events) and %s (%zu events): a 4 MiB ring and fused-ring all-reduce on %d "
+      "ranks; open them in https://ui.perfetto.dev, or plot the .tsv next to each with trace.gp\n",
+      path.c_str(), plain_events, fused.c_str(), fused_events, ranks);
 }
 
 int run(int argc, char** argv) {
@@ -103,7 +113,10 @@ int run(int argc, char** argv) {
   const std::size_t max_bytes = std::stoul(flag_value(argc, argv, "--max-mib", tour ? "1" : "256"))
                                 << 20;
   const std::string trace_path = flag_value(argc, argv, "--trace", "");
-  if (!trace_path.empty()) write_trace(ranks, trace_path);
+  BOOK_CHECK(ranks >= 1 && max_bytes >= 1024,
+             "--ranks must be at least 1 and --max-mib at least 1, got " << ranks << " and "
+                                                                         << (max_bytes >> 20));
+  if (!trace_path.empty()) write_traces(ranks, trace_path);
 
   std::vector<std::size_t> sizes = size_sweep(1024, max_bytes, 4);
   if (tour) sizes.push_back(64u << 20);  // the size the chapter's bandwidth claim is about
@@ -145,15 +158,17 @@ int run(int argc, char** argv) {
   table.write_csv(results_dir() + "/03_busbw_threads.csv");
   table.write_json(results_dir() + "/03_busbw_threads.json");
 
-  // The tree/ring crossover: the first size from which the ring is faster.
+  // The tree/ring crossover: the smallest size from which the ring beats the tree at every larger
+  // size too (so one noisy point does not move it).
   std::size_t crossover = 0;
-  for (auto& [bytes, by_algo] : busbw)
-    if (by_algo.count("tree") && by_algo["ring"] > by_algo["tree"]) {
-      crossover = bytes;
-      break;
-    }
+  for (auto it = busbw.rbegin(); it != busbw.rend(); ++it) {
+    auto& by_algo = it->second;
+    if (!by_algo.count("tree")) continue;
+    if (by_algo["ring"] <= by_algo["tree"]) break;
+    crossover = it->first;
+  }
   if (crossover)
-    std::printf("tree/ring crossover: the ring is faster from %s on\n",
+    std::printf("tree/ring crossover: the ring is faster from %s on (at every larger size too)\n",
                 format_bytes(crossover).c_str());
   else
     std::printf("tree/ring crossover: the tree was faster at every size measured\n");
@@ -183,4 +198,11 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace book::coll
 
-int main(int argc, char** argv) { return book::coll::run(argc, argv); }
+int main(int argc, char** argv) {
+  try {
+    return book::coll::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+    return 1;
+  }
+}

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
+#include <exception>
 #include <string>
 
 #include "chapters/03_collectives/busbw_table.h"
@@ -55,4 +56,11 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace book::coll
 
-int main(int argc, char** argv) { return book::coll::run(argc, argv); }
+int main(int argc, char** argv) {
+  try {
+    return book::coll::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+    return 1;
+  }
+}
