@@ -202,7 +202,21 @@ int main(int argc, char** argv) try {
   std::cout << "curve:      " << dir << "/ch04_loss_curve.csv\n";
   plot(dir + "/ch04_loss_curve.csv", dir + "/ch04_loss_curve.png", args.digits);
   trainer.save(dir + "/ch04_checkpoint.bin");
-  std::cout << "checkpoint: " << dir << "/ch04_checkpoint.bin\n\n";
+  std::cout << "checkpoint: " << dir << "/ch04_checkpoint.bin\n";
+  book::Table summary({"metric", "value"});
+  summary.add_row({"precision", precision_name(args.precision)});
+  summary.add_row({"digits", std::to_string(args.digits)});
+  summary.add_row({"steps", std::to_string(args.steps)});
+  summary.add_row({"seconds", book::fixed(seconds, 1)});
+  summary.add_row({"tokens_per_s", book::fixed(tokens_per_s, 0)});
+  summary.add_row({"peak_gflops", book::fixed(peak, 1)});
+  summary.add_row({"mfu", sig(mfu, 4)});
+  summary.add_row({"val_loss_init", sig(initial_val, 6)});
+  summary.add_row({"val_loss_final", sig(final_val, 6)});
+  summary.add_row({"val_accuracy", sig(val_accuracy, 4)});
+  summary.add_row({"steps_skipped", std::to_string(skipped)});
+  summary.write_json(dir + "/ch04_summary.json");
+  std::cout << "summary:    " << dir << "/ch04_summary.json\n\n";
 
   std::cout << "## Memory of a training step (" << precision_name(args.precision)
             << ", measured from the buffers)\n\n"
