@@ -42,6 +42,9 @@ def gpu_test(name, srcs, deps = [], tags = [], **kwargs):
         srcs = srcs,
         deps = deps + ["//common:testing_gpu", "@gtest//:gtest_main"],
         tags = tags + ["gpu"],
+        # cudart is a static archive: linked into shared libraries of deps its symbols would not
+        # resolve, so GPU tests link everything statically (which pack.sh wants anyway).
+        linkstatic = kwargs.pop("linkstatic", True),
         target_compatible_with = CUDA_COMPATIBLE,
         **kwargs
     )
