@@ -99,13 +99,21 @@ void linear_backward(const T* dy, int ldy, const T* x, int rows, int in, const T
 
 namespace {
 constexpr double kGeluScale = 0.7978845608028654;  // sqrt(2/pi)
+
+// tanh(u) = 1 - 2 / (exp(2u) + 1): libm's exp is several times cheaper than its tanh, and the
+// GELU runs on every hidden unit of every token. The absolute error stays within a few ulps of
+// 1, which is all GELU's 1 + tanh needs; at ±large u, exp gives inf or 0 and the result ±1.
+template <typename T>
+T tanh_via_exp(T u) {
+  return T(1) - T(2) / (std::exp(T(2) * u) + T(1));
 }
+}  // namespace
 
 template <typename T>
 void gelu_forward(const T* x, std::size_t n, T* y) {
   for (std::size_t i = 0; i < n; ++i) {
     const T u = T(kGeluScale) * (x[i] + T(0.044715) * x[i] * x[i] * x[i]);
-    y[i] = T(0.5) * x[i] * (T(1) + std::tanh(u));
+    y[i] = T(0.5) * x[i] * (T(1) + tanh_via_exp(u));
   }
 }
 
@@ -114,7 +122,7 @@ void gelu_backward(const T* dy, const T* x, std::size_t n, T* dx) {
   for (std::size_t i = 0; i < n; ++i) {
     const T v = x[i];
     const T u = T(kGeluScale) * (v + T(0.044715) * v * v * v);
-    const T th = std::tanh(u);
+    const T th = tanh_via_exp(u);
     const T du = T(kGeluScale) * (T(1) + T(3 * 0.044715) * v * v);
     dx[i] += dy[i] * (T(0.5) * (T(1) + th) + T(0.5) * v * (T(1) - th * th) * du);
   }
