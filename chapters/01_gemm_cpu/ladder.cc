@@ -8,6 +8,7 @@
 //   OPENBLAS_CORETYPE=Haswell bazel run ...   OpenBLAS on its AVX2 kernels (like for like with rung
 //   7)
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -72,10 +73,12 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-// Median times of `rung` and of OpenBLAS on 1 and on all threads, measured in turns (rung,
-// OpenBLAS 1, OpenBLAS all, rung, ...) so that a change in the machine's load hits both sides of
-// each ratio alike. Enough turns for ~0.6 s of the rung (3 to 10); a rung call longer than a
-// second is timed once.
+// Median times of `rung` and of OpenBLAS on 1 and on all threads. The rung and OpenBLAS on one
+// thread are timed in turns (rung, OpenBLAS, rung, ...) so that a change in the machine's load hits
+// both sides of the ratio alike; OpenBLAS on all threads comes after, followed by a pause, because
+// its worker threads keep spinning for a while after each call (tens of milliseconds) and would
+// steal a core from whatever runs next. Enough turns for ~0.6 s of the rung (3 to 10); a rung call
+// longer than a second is timed once.
 struct Paired {
   std::vector<double> rung, openblas_1t, openblas_all;
 };
@@ -88,21 +91,19 @@ Paired time_against_openblas(Rung&& rung, Peer&& peer, int all_threads) {
     fn();
     return timer.seconds();
   };
-  auto time_peer = [&] {
-    openblas_set_threads(1);
-    times.openblas_1t.push_back(time_once(peer));
-    openblas_set_threads(all_threads);
-    times.openblas_all.push_back(time_once(peer));
-  };
+  openblas_set_threads(1);
   rung();  // warm-up (caches, page faults, thread start-up)
   const double once = time_once(rung);
   times.rung.push_back(once);
   const int turns = once > 1.0 ? 3 : std::clamp(static_cast<int>(0.6 / once), 3, 10);
   for (int turn = 0; turn < turns; ++turn) {
-    time_peer();
+    times.openblas_1t.push_back(time_once(peer));
     if (once <= 1.0) times.rung.push_back(time_once(rung));
   }
+  openblas_set_threads(all_threads);
+  for (int turn = 0; turn < turns; ++turn) times.openblas_all.push_back(time_once(peer));
   openblas_set_threads(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let its workers go to sleep
   return times;
 }
 
