@@ -215,7 +215,7 @@ int main(int argc, char** argv) {
               << std::flush;
     // Failing tests are expected while the reader works; the report below says which.
     const int status = std::system(
-        "bazel test --config=exercises --keep_going --test_output=none //tests/... >/dev/null 2>&1");
+        "bazel test --config=exercises --keep_going --test_output=summary //tests/... >/dev/null 2>&1");
     (void)status;
   }
   const fs::path testlogs = capture("bazel info bazel-testlogs 2>/dev/null");

@@ -13,7 +13,7 @@ PACKAGES=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # peers: BLAS for GEMM (ch. 1), MPI for collectives (ch. 3), libtorch for training (ch. 4)
-  libopenblas-dev libblis-dev libopenmpi-dev openmpi-bin
+  libopenblas-dev libblis-dev libopenmpi-dev openmpi-bin libtorch-dev
   # plots and the documentation site
   gnuplot-nox doxygen graphviz doxygen-awesome-css libjs-mathjax
   # small tools the scripts use
