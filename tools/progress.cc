@@ -10,6 +10,8 @@
 //   bazel run //tools:progress -- 12           only chapter 12 (any chapter-number prefixes)
 //   bazel run //tools:progress -- --teeth      CI: fail if any graded test passes against a stub
 //   bazel run //tools:progress -- --count      CI: print "N passed, N failed" over all test cases
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -145,6 +147,25 @@ Outcome combine(const std::vector<Outcome>& outcomes) {
   return Outcome::kPassed;
 }
 
+// "dp.72" before "dp.115": digit runs compare as numbers.
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+      std::size_t i_end = i, j_end = j;
+      while (i_end < a.size() && std::isdigit(static_cast<unsigned char>(a[i_end]))) ++i_end;
+      while (j_end < b.size() && std::isdigit(static_cast<unsigned char>(b[j_end]))) ++j_end;
+      const auto x = std::stoull(a.substr(i, i_end - i)), y = std::stoull(b.substr(j, j_end - j));
+      if (x != y) return x < y;
+      i = i_end, j = j_end;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i, ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
 int report(const std::vector<TestCase>& cases, const std::vector<std::string>& chapters) {
   // chapter -> exercise -> outcomes; crashed exercise binaries show up as "<target>" entries.
   std::map<std::string, std::map<std::string, std::vector<Outcome>>> by_chapter;
@@ -173,6 +194,7 @@ int report(const std::vector<TestCase>& cases, const std::vector<std::string>& c
               << " | " << groups[Outcome::kNeedsGpu].size() << " |\n";
     for (Outcome o : {Outcome::kFailed, Outcome::kNotStarted, Outcome::kPassed}) {
       if (groups[o].empty()) continue;
+      std::sort(groups[o].begin(), groups[o].end(), natural_less);
       detail << chapter << " " << word(o) << ":";
       for (const auto& id : groups[o]) detail << " " << id;
       detail << "\n";
