@@ -285,7 +285,7 @@ int run(const Options& options) {
   std::cout
       << "GEMM n×n×n, FP32, row-major; GFLOP/s = 2n^3 / median time. A GEMM that moves each "
          "matrix once does n/6 flop per byte; the roof is min(FMA peak, triad bandwidth × n/6), "
-         "the FMA peak for every n here.\n\n"
+         "which is the FMA peak once n/6 exceeds the ridge point.\n\n"
       << table.markdown() << "\n";
   const std::string dir = results_dir();
   table.write_csv(dir + "/01_gemm_cpu_ladder.csv");
