@@ -75,9 +75,9 @@ double median(std::vector<double> values) {
 
 // Median times of `rung` and of OpenBLAS on 1 and on all threads. The rung and OpenBLAS on one
 // thread are timed in turns (rung, OpenBLAS, rung, ...) so that a change in the machine's load hits
-// both sides of the ratio alike; OpenBLAS on all threads comes after, then a wait, because
-// its worker threads keep spinning for a while after each call (up to ~0.1 s) and would steal a
-// core from whatever runs next. Enough turns for ~0.6 s of the rung (3 to 10); a rung call
+// both sides of the ratio alike; OpenBLAS on all threads comes after, followed by a pause, because
+// its worker threads keep spinning for a while after each call (tens of milliseconds) and would
+// steal a core from whatever runs next. Enough turns for ~0.6 s of the rung (3 to 10); a rung call
 // longer than a second is timed once.
 struct Paired {
   std::vector<double> rung, openblas_1t, openblas_all;
@@ -102,10 +102,8 @@ Paired time_against_openblas(Rung&& rung, Peer&& peer, int all_threads) {
   }
   openblas_set_threads(all_threads);
   for (int turn = 0; turn < turns; ++turn) times.openblas_all.push_back(time_once(peer));
-  // Let OpenBLAS's workers stop spinning before anything else runs. Busy on one thread, not asleep:
-  // on this VM a core that idles for a few hundred milliseconds comes back at a lower clock.
   openblas_set_threads(1);
-  for (Timer wait; wait.seconds() < 0.3;) peer();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let its workers go to sleep
   return times;
 }
 
