@@ -97,8 +97,12 @@ __attribute__((target("avx512f"))) void kernel_12x32_avx512(int kc, const float*
 // NC so that the B block (KC×NC) fits the L3 share of a core.
 // Measured on this machine (best of a few at n = 1024 and 2048): KC = 384 for AVX2 (B micro-panel
 // 24 KiB), KC = 256 for AVX-512 (32 KiB); larger KC also means C is read and written fewer times.
+// AVX-512 uses MC = 384 (a 384 KiB A block) and NC = 2048: every MC block re-reads the whole packed
+// B block from L3, so a 4x larger MC cuts that traffic 4x. It matters most with two threads, which
+// share L3: at n = 1024 and 2048 it took rung 09 from 0.84-0.86x to 0.88-0.94x OpenBLAS's two
+// threads, in two alternating runs of the bench (3 repetitions each, 2026-11-29).
 const KernelSpec kAvx2Kernel{6, 16, 96, 384, 4096, kernel_6x16_avx2};
-const KernelSpec kAvx512Kernel{12, 32, 96, 256, 4096, kernel_12x32_avx512};
+const KernelSpec kAvx512Kernel{12, 32, 384, 256, 2048, kernel_12x32_avx512};
 
 const KernelSpec& best_kernel() {
   static const bool has_avx512 = __builtin_cpu_supports("avx512f");
