@@ -9,6 +9,7 @@
 #include "common/check.h"
 #include "common/rng.h"
 #include "common/table.h"
+#include "common/timer.h"
 
 namespace book {
 namespace {
@@ -83,6 +84,12 @@ TEST(Rng, StateRoundTrips) {
   Rng b(0);
   b.set_state(a.state());
   EXPECT_EQ(a.next_u64(), b.next_u64());
+}
+
+TEST(Timer, MedianIgnoresOneOutlier) {
+  EXPECT_EQ(median({3.0, 1.0, 100.0}), 3.0);
+  EXPECT_EQ(median({4.0, 1.0, 3.0, 2.0}), 3.0) << "even count: the upper middle value";
+  EXPECT_EQ(median({7.5}), 7.5);
 }
 
 TEST(Table, MarkdownCsvAndJson) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 #include <vector>
 
 namespace book {
@@ -23,6 +24,12 @@ class Timer {
   std::chrono::steady_clock::time_point start_;
 };
 
+/// The median of `values` (the upper one of the middle two for an even count). Requires a value.
+inline double median(std::vector<double> values) {
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
 /// Runs `fn` once to warm up, then `repeats` times, and returns the median time in seconds.
 /// The median, not the mean: one preempted run on a busy laptop must not move the number.
 template <typename Fn>
@@ -35,8 +42,7 @@ double median_seconds(Fn&& fn, int repeats) {
     fn();
     times.push_back(timer.seconds());
   }
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
+  return median(std::move(times));
 }
 
 }  // namespace book

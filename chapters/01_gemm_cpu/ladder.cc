@@ -68,11 +68,6 @@ Options parse(int argc, char** argv) {
   return options;
 }
 
-double median(std::vector<double> values) {
-  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
-  return values[values.size() / 2];
-}
-
 // Median times of `rung` and of OpenBLAS on 1 and on all threads. The rung and OpenBLAS on one
 // thread are timed in turns (rung, OpenBLAS, rung, ...) so that a change in the machine's load hits
 // both sides of the ratio alike; OpenBLAS on all threads comes after, followed by a pause, because

@@ -24,6 +24,7 @@
 #include "common/check.h"
 #include "common/cuda.h"
 #include "common/table.h"
+#include "common/timer.h"
 
 namespace book::gemm_cuda {
 namespace {
@@ -194,8 +195,7 @@ Timing time_rung(const Rung& rung, GemmShape s, int copies, std::vector<DevicePr
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return {times[times.size() / 2], true};
+  return {median(std::move(times)), true};
 }
 
 struct BestRatios {

@@ -9,16 +9,7 @@
 
 namespace book::gemm_cuda {
 
-std::uint16_t bf16_bits(float x) {
-  const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
-  if (std::isnan(x)) return static_cast<std::uint16_t>((bits >> 16) | 0x40);  // stays a NaN
-  const std::uint32_t rounding = 0x7fff + ((bits >> 16) & 1);                 // ties to even
-  return static_cast<std::uint16_t>((bits + rounding) >> 16);
-}
-
-float round_to_bf16(float x) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(bf16_bits(x)) << 16);
-}
+float round_to_bf16(float x) { return bf16_to_float(float_to_bf16(x)); }
 
 GemmProblem random_problem(GemmShape s, std::uint64_t seed) {
   check_gemm_args(&s, &s, &s, s);
@@ -29,8 +20,8 @@ GemmProblem random_problem(GemmShape s, std::uint64_t seed) {
   p.b.resize(std::size_t(s.k) * s.n);
   fill_uniform(std::span<float>(p.a), rng);
   fill_uniform(std::span<float>(p.b), rng);
-  for (float x : p.a) p.a16.push_back(bf16_bits(x));
-  for (float x : p.b) p.b16.push_back(bf16_bits(x));
+  for (float x : p.a) p.a16.push_back(float_to_bf16(x));
+  for (float x : p.b) p.b16.push_back(float_to_bf16(x));
   return p;
 }
 

@@ -9,13 +9,11 @@
 #include <vector>
 
 #include "chapters/02_gemm_cuda/schedule.h"
+#include "common/float16.h"
 
 namespace book::gemm_cuda {
 
-/// The bits of the BF16 value nearest to `x` (round to nearest, ties to even; NaN stays NaN).
-std::uint16_t bf16_bits(float x);
-
-/// The float whose value is the BF16 value nearest to `x`.
+/// The float whose value is the BF16 value nearest to `x` (book::float_to_bf16, common/float16.h).
 float round_to_bf16(float x);
 
 /// A random problem: inputs uniform in [-1, 1) from book::Rng(seed), in FP32 and as BF16.

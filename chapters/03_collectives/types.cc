@@ -6,51 +6,15 @@
 #include <cstring>
 
 #include "common/check.h"
+#include "common/float16.h"
 
 namespace book::coll {
 
-BFloat16 to_bf16(float value) {
-  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
-  if (std::isnan(value)) return {static_cast<std::uint16_t>((bits >> 16) | 0x40)};
-  // Round to nearest even: add 0x7fff plus the lowest kept bit, then truncate.
-  const std::uint32_t rounded = bits + 0x7fffu + ((bits >> 16) & 1u);
-  return {static_cast<std::uint16_t>(rounded >> 16)};
-}
-
-float to_float(BFloat16 value) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(value.bits) << 16);
-}
-
-Half to_half(float value) {
-  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
-  const std::uint16_t sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
-  const float magnitude = std::fabs(value);
-  if (std::isnan(value)) return {static_cast<std::uint16_t>(sign | 0x7e00u)};
-  if (magnitude >= 65520.0f) return {static_cast<std::uint16_t>(sign | 0x7c00u)};  // rounds to inf
-  if (magnitude < 0x1.0p-14f) {
-    // Subnormal: a multiple of 2^-24; nearbyint rounds to nearest even in the default mode.
-    const auto units = static_cast<std::uint16_t>(std::nearbyint(magnitude * 0x1.0p24f));
-    return {static_cast<std::uint16_t>(sign | units)};
-  }
-  const std::uint32_t exponent = ((bits >> 23) & 0xffu) - 127 + 15;
-  std::uint32_t mantissa = bits & 0x7fffffu;
-  std::uint32_t half = (exponent << 10) | (mantissa >> 13);
-  const std::uint32_t rest = mantissa & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;  // may carry into the exponent
-  return {static_cast<std::uint16_t>(sign | half)};
-}
-
-float to_float(Half value) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(value.bits & 0x8000u) << 16;
-  const std::uint32_t exponent = (value.bits >> 10) & 0x1fu;
-  const std::uint32_t mantissa = value.bits & 0x3ffu;
-  if (exponent == 0) {
-    const float magnitude = static_cast<float>(mantissa) * 0x1.0p-24f;
-    return sign ? -magnitude : magnitude;
-  }
-  if (exponent == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
-  return std::bit_cast<float>(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
-}
+// The rounding itself is book-wide (common/float16.h); these give it the collectives' types.
+BFloat16 to_bf16(float value) { return {float_to_bf16(value)}; }
+float to_float(BFloat16 value) { return bf16_to_float(value.bits); }
+Half to_half(float value) { return {float_to_fp16(value)}; }
+float to_float(Half value) { return fp16_to_float(value.bits); }
 
 std::size_t dtype_size(DType dtype) { return dtype == DType::f32 ? 4 : 2; }
 

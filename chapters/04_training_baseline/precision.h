@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <span>
 
+#include "common/float16.h"
+
 namespace book::train {
 
 /// The storage format of weights and gradients in a training step.
@@ -21,15 +23,8 @@ enum class Precision {
 /// "fp32", "bf16" or "fp16".
 const char* precision_name(Precision precision);
 
-/// FP32 → BF16 bits, round to nearest, ties to even; ±inf stays ±inf, NaN stays a (quiet) NaN.
-std::uint16_t float_to_bf16(float value);
-/// BF16 bits → FP32 (exact).
-float bf16_to_float(std::uint16_t bits);
-/// FP32 → FP16 bits, round to nearest, ties to even; overflow (|x| ≥ 65520) gives ±inf, tiny
-/// values become FP16 subnormals or ±0, NaN stays a (quiet) NaN.
-std::uint16_t float_to_fp16(float value);
-/// FP16 bits → FP32 (exact, subnormals included).
-float fp16_to_float(std::uint16_t bits);
+// The conversions themselves (book::float_to_bf16, bf16_to_float, float_to_fp16, fp16_to_float)
+// are shared by chapters 2-4: common/float16.h.
 
 /// Encodes `value` in `precision` (BF16 or FP16; throws book::Error for FP32).
 std::uint16_t encode(Precision precision, float value);

@@ -120,7 +120,7 @@ TEST(Reference, Bf16RoundsToNearestEven) {
   EXPECT_EQ(round_to_bf16(1.0f + 0x1.0p-8f), 1.0f);                  // tie: to even (1.0)
   EXPECT_EQ(round_to_bf16(1.0f + 3 * 0x1.0p-8f), 1.0f + 0x1.0p-6f);  // tie: to even (up)
   EXPECT_EQ(round_to_bf16(1.0f + 0x1.0p-7f + 0x1.0p-9f), 1.0f + 0x1.0p-7f);
-  EXPECT_EQ(bf16_bits(-2.0f), 0xC000);
+  EXPECT_EQ(float_to_bf16(-2.0f), 0xC000);
   EXPECT_TRUE(std::isnan(round_to_bf16(std::numeric_limits<float>::quiet_NaN())));
 }
 
