@@ -4,6 +4,7 @@
 
 #include "chapters/02_gemm_cuda/exercise_plans.h"
 #include "chapters/02_gemm_cuda/tiles.h"
+#include "chapters/02_gemm_cuda/wgmma.h"
 #include "common/check.h"
 
 namespace book::gemm_cuda {
@@ -137,6 +138,45 @@ ThreadPlan mma_plan(GemmShape s, int bx, int by, int t, int step) {
   return tiled_plan(s, bx, by, step, kSpecTensor, a, b, c);
 }
 
+// Rung 10. TMA copies whole boxes — one 128 × 64 box of A and two 64 × 64 boxes of B per stage —
+// issued by one thread; what crosses the memory system is each box's 16-byte pieces that lie
+// inside the matrix (the rest is zero-filled in shared memory). The schedule lists those pieces
+// and deals them round-robin to the block's threads, so that the counting groups 32 consecutive
+// pieces (four 128-byte box rows) into one request: bookkeeping for the traffic count, not what
+// any thread executes. The C side is exact: each consumer thread's 64 accumulators, mapped by
+// wgmma_accumulator() as the epilogue maps them.
+using WT = WgmmaTile;
+constexpr TileSpec kSpecWgmma{WT::kBM, WT::kBN, WT::kBK, 8, 1};
+
+bool wgmma_uses_tma(GemmShape s) { return wgmma_tma_unsupported(s, 0, 0) == nullptr; }
+
+ThreadPlan wgmma_plan(GemmShape s, int bx, int by, int t, int step) {
+  if (!wgmma_uses_tma(s)) return mma_plan(s, bx, by, t, step);  // the launcher's fallback
+  constexpr int kChunksPerRow = WT::kBoxCols / 8;                   // 8 pieces of 16 bytes
+  constexpr int kAChunks = WT::kBM * kChunksPerRow;                 // one 128 × 64 box
+  constexpr int kBChunksPerSlab = WT::kBK * kChunksPerRow;          // one 64 × 64 box
+  std::vector<Coord> a, b, c;
+  for (int piece = t; piece < kAChunks; piece += WT::kThreads)
+    a.push_back({piece / kChunksPerRow, (piece % kChunksPerRow) * 8});
+  for (int piece = t; piece < WT::kBSlabs * kBChunksPerSlab; piece += WT::kThreads) {
+    const int slab = piece / kBChunksPerSlab, in_slab = piece % kBChunksPerSlab;
+    b.push_back({in_slab / kChunksPerRow, wgmma_b_box_col(slab) + (in_slab % kChunksPerRow) * 8});
+  }
+  if (t >= WT::kWarpgroup) {  // a consumer: warpgroup 1 or 2 holds rows 0–63 or 64–127
+    const int consumer = t / WT::kWarpgroup - 1;
+    for (int reg = 0; reg < WT::kAccumulators; ++reg) {
+      const Coord e = wgmma_accumulator(t % WT::kWarpgroup, reg);
+      c.push_back({consumer * WT::kInstrM + e.row, e.col});
+    }
+  }
+  return tiled_plan(s, bx, by, step, kSpecWgmma, a, b, c);
+}
+
+LaunchGeometry wgmma_geometry(GemmShape s) {
+  if (!wgmma_uses_tma(s)) return tiled_geometry(s, kSpecTensor, TensorTile::kThreads);
+  return tiled_geometry(s, kSpecWgmma, WT::kThreads);
+}
+
 }  // namespace
 
 std::vector<RungSchedule> ladder_schedules() {
@@ -184,6 +224,8 @@ std::vector<RungSchedule> ladder_schedules() {
   rungs.push_back({9, "mma_cp_async", "mma.sync + ldmatrix, 3-stage cp.async pipeline", 2, "",
                    [](GemmShape s) { return tiled_geometry(s, kSpecTensor, TensorTile::kThreads); },
                    mma_plan});
+  rungs.push_back({10, "wgmma_tma", "wgmma from swizzled smem, TMA loads, 4-stage mbarrier ring", 2, "",
+                   wgmma_geometry, wgmma_plan});
   return rungs;
 }
 

@@ -71,7 +71,7 @@ using PlanFn =
 
 /// A rung's schedule and how it is launched.
 struct RungSchedule {
-  int rung = 0;                                       ///< Rung number (1–9).
+  int rung = 0;                                       ///< Rung number (1–10).
   std::string name;                                   ///< Short name, e.g. "shared_tile".
   std::string what_changed;                           ///< One line: what is new on this rung.
   int input_bytes = 4;                                ///< Bytes per element of A and B.
@@ -119,8 +119,10 @@ LaunchGeometry tiled_geometry(GemmShape shape, const TileSpec& spec, int threads
 /// calls it before touching the GPU.
 void check_gemm_args(const void* a, const void* b, const void* c, GemmShape shape);
 
-/// The ladder's schedules, rungs 1–9 in order. The exercise rungs (3, 5, 8) call the track's
-/// plan functions, which throw book::NotImplemented until the reader writes them.
+/// The ladder's schedules, rungs 1–10 in order. The exercise rungs (3, 5, 8) call the track's
+/// plan functions, which throw book::NotImplemented until the reader writes them. Rung 10's
+/// schedule is rung 9's at shapes where it cannot use TMA (wgmma_tma_unsupported()), as its
+/// launcher's is; it assumes 16-byte-aligned buffers (cudaMalloc gives 256).
 std::vector<RungSchedule> ladder_schedules();
 
 /// Counts the traffic of `rung` for `shape` by walking every thread of every block through

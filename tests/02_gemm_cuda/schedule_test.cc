@@ -1,4 +1,4 @@
-// The scaffolding rungs' schedules (1, 2, 4, 6, 7, 9), the shared index arithmetic, the argument
+// The scaffolding rungs' schedules (1, 2, 4, 6, 7, 9, 10), the shared index arithmetic, the argument
 // checks and the CPU reference. Runs on any machine; no GPU.
 #include <gtest/gtest.h>
 
@@ -53,7 +53,7 @@ TEST_P(ScaffoldRung, CoversEveryTileAndWritesEveryOutputOnce) {
   for (GemmShape s : awkward_shapes()) expect_exact_cover(rung, s);
 }
 
-INSTANTIATE_TEST_SUITE_P(Rungs, ScaffoldRung, ::testing::Values(1, 2, 4, 6, 7, 9));
+INSTANTIATE_TEST_SUITE_P(Rungs, ScaffoldRung, ::testing::Values(1, 2, 4, 6, 7, 9, 10));
 
 class TiledScaffoldRung : public ::testing::TestWithParam<int> {};
 
@@ -62,7 +62,7 @@ TEST_P(TiledScaffoldRung, ReadsEachTileOncePerBlockFullyCoalesced) {
   testing::expect_tiled_traffic(find_rung(rungs, GetParam()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Rungs, TiledScaffoldRung, ::testing::Values(4, 6, 7, 9));
+INSTANTIATE_TEST_SUITE_P(Rungs, TiledScaffoldRung, ::testing::Values(4, 6, 7, 9, 10));
 
 TEST(Traffic, CoalescingCutsSectorsPerWarpFrom33To5PerK) {
   // 64 × 64 × 16: 128 warps, each doing 16 k steps. Rung 1: 32 rows of A (32 sectors) + one
