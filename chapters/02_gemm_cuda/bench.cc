@@ -31,6 +31,10 @@ void run_rung(benchmark::State& state, const std::string& name) {
   Rung rung;
   for (const Rung& r : ladder_rungs(cublas))
     if (r.name == name) rung = r;
+  if (const std::string why = unavailable_reason(rung); !why.empty()) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
   const int n = static_cast<int>(state.range(0));
   const GemmShape s{n, n, n};
   const DeviceProblem inputs(random_problem(s, n));
@@ -68,7 +72,7 @@ void run_rung(benchmark::State& state, const std::string& name) {
 
 const char* kNames[] = {"cublas_sgemm", "cublas_bf16",  "naive",       "coalesced",
                         "shared_tile",  "blocktile_1d", "register_2d", "vectorised",
-                        "warptile",     "wmma_bf16",    "mma_cp_async"};
+                        "warptile",     "wmma_bf16",    "mma_cp_async", "wgmma_tma"};
 
 void register_all() {
   for (const char* name : kNames) {
@@ -83,7 +87,8 @@ void print_ratios() {
   Table table({"rung", "size", "vs its cuBLAS peer"});
   for (const auto& [key, seconds] : seconds_by_name) {
     const std::string name = key.substr(0, key.find('/')), size = key.substr(key.find('/') + 1);
-    const bool bf16 = name == "cublas_bf16" || name == "wmma_bf16" || name == "mma_cp_async";
+    const bool bf16 = name == "cublas_bf16" || name == "wmma_bf16" || name == "mma_cp_async" ||
+                      name == "wgmma_tma";
     const auto peer = seconds_by_name.find((bf16 ? "cublas_bf16/" : "cublas_sgemm/") + size);
     if (peer == seconds_by_name.end()) continue;
     table.add_row({name, size, fixed(peer->second / seconds, 2) + "x"});

@@ -8,6 +8,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <string>
+
 #include "chapters/02_gemm_cuda/schedule.h"
 
 // Declared, not included: cuda_bf16.h and cublas_v2.h need headers that only nvcc's include
@@ -51,6 +53,19 @@ void gemm_bf16_wmma(const __nv_bfloat16* a, const __nv_bfloat16* b, float* c, Ge
 /// Rung 9: BF16 `mma.sync.m16n8k16` fed by `ldmatrix`, with a 3-stage `cp.async` pipeline.
 void gemm_bf16_mma(const __nv_bfloat16* a, const __nv_bfloat16* b, float* c, GemmShape shape,
                    cudaStream_t stream);
+
+/// Rung 10 (Hopper only): BF16 `wgmma.mma_async.m64n128k16` reading both operands from
+/// shared memory, fed by TMA (`cp.async.bulk.tensor`) through a 4-stage mbarrier ring; one
+/// producer and two consumer warpgroups per 128 × 128 tile. Throws book::Error (with
+/// wgmma_unavailable_reason()) on any GPU that is not compute capability 9.0. Where TMA cannot
+/// describe the rows (k or n not a multiple of 8, or A or B not 16-byte aligned:
+/// wgmma_tma_unsupported()), it runs rung 9 (gemm_bf16_mma) instead.
+void gemm_bf16_wgmma(const __nv_bfloat16* a, const __nv_bfloat16* b, float* c, GemmShape shape,
+                     cudaStream_t stream);
+
+/// Why rung 10 cannot run on the current device, e.g. "rung 10 needs a Hopper GPU (sm_90); this
+/// is sm_80"; empty on a compute capability 9.0 device (H100, H200, GH200).
+std::string wgmma_unavailable_reason();
 
 /// Rung 0, the peer: cuBLAS, on the same row-major buffers (it computes Cᵀ = Bᵀ·Aᵀ in its
 /// column-major terms, which is the same memory).

@@ -21,6 +21,7 @@
 #include "chapters/02_gemm_cuda/runners.h"
 #include "chapters/02_gemm_cuda/schedule.h"
 #include "chapters/02_gemm_cuda/tiles.h"
+#include "chapters/02_gemm_cuda/wgmma.h"
 #include "common/check.h"
 #include "common/cuda.h"
 #include "common/table.h"
@@ -112,9 +113,9 @@ void resource_table(const std::string& argv0) {
     by_name[name][k.arch] = k;
   }
   // Rung order, not file order.
-  const std::vector<std::string> rung_of = {"naive",        "coalesced",   "shared_tile",
-                                            "blocktile_1d", "register_2d", "vectorised",
-                                            "warptile",     "wmma",        "mma_pipeline"};
+  const std::vector<std::string> rung_of = {
+      "naive",    "coalesced", "shared_tile",  "blocktile_1d", "register_2d",
+      "vectorised", "warptile", "wmma",        "mma_pipeline", "wgmma_tma"};
   auto rung_number = [&](const std::string& name) {
     for (std::size_t r = 0; r < rung_of.size(); ++r)
       if (name.rfind(rung_of[r] + "_kernel", 0) == 0) return int(r) + 1;
@@ -129,17 +130,24 @@ void resource_table(const std::string& argv0) {
     const auto& arch = by_name[name];
     const KernelResources& any = arch.begin()->second;
     auto regs = [&](const char* a) {
-      return arch.count(a) ? std::to_string(arch.at(a).registers) : std::string("-");
+      if (arch.count(a)) return std::to_string(arch.at(a).registers);
+      // Rung 10 exists only as sm_90a (wgmma, TMA): shown in the sm_90 column, marked.
+      if (const std::string hopper = std::string(a) + "a"; arch.count(hopper))
+        return std::to_string(arch.at(hopper).registers) + " (" + hopper + ")";
+      return std::string("-");
     };
     std::string smem = std::to_string(any.static_smem) + " B";
     if (name.rfind("mma_pipeline_kernel", 0) == 0)
       smem = std::to_string(TensorTile::kPipelineSmemBytes) + " B (dynamic)";
+    if (name.rfind("wgmma_tma_kernel", 0) == 0)  // mbarriers static, the ring dynamic
+      smem = std::to_string(any.static_smem) + " + " + std::to_string(WgmmaTile::kSmemBytes) +
+             " B (dynamic)";
     table.add_row({std::to_string(rung_number(name)), name, regs("sm_80"), regs("sm_90"),
                    std::to_string(any.spill_stores) + "/" + std::to_string(any.spill_loads),
                    std::to_string(any.stack_bytes) + " B", smem});
   }
   std::cout << table.markdown();
-  if (order.size() < 10)
+  if (order.size() < 11)
     std::cout << "(a rung missing here is an exercise whose kernel is still a stub)\n";
 }
 
@@ -152,6 +160,10 @@ bool correctness(const std::vector<Rung>& rungs) {
   Table table({"rung", "name", "wrong elements", "first wrong"});
   bool all_ok = true;
   for (const Rung& rung : rungs) {
+    if (const std::string why = unavailable_reason(rung); !why.empty()) {
+      table.add_row({std::to_string(rung.rung), rung.name, "skipped", why});
+      continue;
+    }
     try {
       const Comparison c = check_rung(rung, s, 99);
       all_ok = all_ok && c.bad == 0;
@@ -228,6 +240,10 @@ BestRatios timing(const std::vector<Rung>& rungs, Cublas& cublas, const Options&
     std::map<Precision, double> peer;
     auto row = [&](const Rung& rung, const std::string& name) {
       if (rung.rung >= 1 && rung.rung <= 2 && size > 4096) return;  // minutes per run; skip
+      if (const std::string why = unavailable_reason(rung); !why.empty()) {
+        table.add_row({std::to_string(size), std::to_string(rung.rung), name, "skipped", "", why});
+        return;
+      }
       const int repeats = options.tour ? 5 : (size <= 2048 ? 20 : 10);
       Timing t;
       try {

@@ -45,6 +45,9 @@ std::vector<Rung> ladder_rungs(Cublas& cublas) {
   rungs.push_back(fp32(7, "warptile", "", sgemm_warptile));
   rungs.push_back(half(8, "wmma_bf16", "cuda_gemm.wmma", gemm_bf16_wmma));
   rungs.push_back(half(9, "mma_cp_async", "", gemm_bf16_mma));
+  Rung hopper = half(10, "wgmma_tma", "", gemm_bf16_wgmma);
+  hopper.unavailable = wgmma_unavailable_reason;  // Hopper only
+  rungs.push_back(std::move(hopper));
   return rungs;
 }
 

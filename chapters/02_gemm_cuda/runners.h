@@ -23,16 +23,24 @@ enum class Precision { kFp32, kBf16 };
 /// One rung behind a uniform signature: `a` and `b` point to float or BF16 device data
 /// according to `precision`; `c` is FP32.
 struct Rung {
-  int rung = 0;                            ///< 0 for cuBLAS, 1–9 for the ladder.
+  int rung = 0;                            ///< 0 for cuBLAS, 1–10 for the ladder.
   std::string name;                        ///< e.g. "cublas_sgemm", "warptile".
   Precision precision = Precision::kFp32;  ///< What `a` and `b` hold.
   std::string exercise_id;                 ///< The exercise it grades, or empty.
   /// Launches it on `stream` (asynchronous).
   std::function<void(const void* a, const void* b, float* c, GemmShape shape, cudaStream_t stream)>
       run;
+  /// For a rung that only some GPUs can run (rung 10: Hopper): why it cannot run on this one,
+  /// empty if it can. Unset for the rungs every supported GPU runs.
+  std::function<std::string()> unavailable = nullptr;
 };
 
-/// Rung 0 (cuBLAS SGEMM, cuBLAS BF16) and rungs 1–9, all calling into `cublas` for rung 0.
+/// Why `rung` cannot run on the current GPU (its `unavailable` answer), or empty.
+inline std::string unavailable_reason(const Rung& rung) {
+  return rung.unavailable ? rung.unavailable() : std::string();
+}
+
+/// Rung 0 (cuBLAS SGEMM, cuBLAS BF16) and rungs 1–10, all calling into `cublas` for rung 0.
 std::vector<Rung> ladder_rungs(Cublas& cublas);
 
 /// A device allocation of `count` elements of T, freed on destruction.

@@ -16,12 +16,13 @@ inline std::vector<GemmShape> gpu_shapes() {
   return {{1, 1, 1}, {33, 47, 19}, {131, 200, 72}, {257, 129, 303}, {128, 256, 64}, {77, 93, 45}};
 }
 
-inline void expect_rung_correct(const std::string& name) {
+inline void expect_rung_correct(const std::string& name,
+                                const std::vector<GemmShape>& shapes = gpu_shapes()) {
   Cublas cublas;
   for (const Rung& rung : ladder_rungs(cublas)) {
     if (rung.name != name) continue;
     std::uint64_t seed = 2024;
-    for (GemmShape s : gpu_shapes()) {
+    for (GemmShape s : shapes) {
       const Comparison result = check_rung(rung, s, ++seed);
       EXPECT_EQ(result.bad, 0) << "rung " << rung.rung << " (" << name << ") seed " << seed << ": "
                                << result.bad << " wrong elements; first: " << result.first;

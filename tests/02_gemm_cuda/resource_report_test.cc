@@ -1,6 +1,7 @@
 // The real ptxas report of this build: every scaffolding rung's kernel is there for both
-// architectures, and none spills registers (a spill turns register blocking into local-memory
-// traffic). The exercise kernels are left out: they are stubs on the exercise track.
+// architectures (rung 10 for sm_90a, the only target it is built for), and none spills
+// registers (a spill turns register blocking into local-memory traffic). The exercise kernels
+// are left out: they are stubs on the exercise track.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -30,6 +31,8 @@ TEST(ResourceReport, EveryScaffoldingKernelIsCompiledForBothArchitecturesWithout
                            "mma_pipeline_kernel<false>"})
     for (const char* arch : {"sm_80", "sm_90"})
       EXPECT_TRUE(seen.count(std::string(name) + "@" + arch)) << name << " for " << arch;
+  EXPECT_TRUE(seen.count("wgmma_tma_kernel@sm_90a")) << "rung 10 for sm_90a";
+  EXPECT_FALSE(seen.count("wgmma_tma_kernel@sm_80")) << "rung 10 must not be built for sm_80";
 }
 
 }  // namespace
