@@ -70,8 +70,8 @@ void run_rung(benchmark::State& state, const std::string& name) {
       benchmark::Counter(2.0 * n * double(n) * n, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-const char* kNames[] = {"cublas_sgemm", "cublas_bf16",  "naive",       "coalesced",
-                        "shared_tile",  "blocktile_1d", "register_2d", "vectorised",
+const char* kNames[] = {"cublas_sgemm", "cublas_bf16",  "naive",        "coalesced",
+                        "shared_tile",  "blocktile_1d", "register_2d",  "vectorised",
                         "warptile",     "wmma_bf16",    "mma_cp_async", "wgmma_tma"};
 
 void register_all() {

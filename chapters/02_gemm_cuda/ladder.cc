@@ -114,8 +114,8 @@ void resource_table(const std::string& argv0) {
   }
   // Rung order, not file order.
   const std::vector<std::string> rung_of = {
-      "naive",    "coalesced", "shared_tile",  "blocktile_1d", "register_2d",
-      "vectorised", "warptile", "wmma",        "mma_pipeline", "wgmma_tma"};
+      "naive",      "coalesced", "shared_tile", "blocktile_1d", "register_2d",
+      "vectorised", "warptile",  "wmma",        "mma_pipeline", "wgmma_tma"};
   auto rung_number = [&](const std::string& name) {
     for (std::size_t r = 0; r < rung_of.size(); ++r)
       if (name.rfind(rung_of[r] + "_kernel", 0) == 0) return int(r) + 1;

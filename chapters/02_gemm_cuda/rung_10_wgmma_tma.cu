@@ -13,7 +13,7 @@
 //
 // Compiled, not yet run on a GPU: the bit-level parts (descriptors, swizzle, fragment, boxes)
 // are plain C++ in wgmma.h, checked on the CPU by tests/02_gemm_cuda/wgmma_test.cc.
-#include <cuda.h>  // CUtensorMap and its enums: types only; the function comes via cudart
+#include <cuda.h>          // CUtensorMap and its enums: types only; the function comes via cudart
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 #include <cuda_bf16.h>
 
@@ -24,9 +24,10 @@
 #include "chapters/02_gemm_cuda/kernels.h"
 #include "chapters/02_gemm_cuda/wgmma.h"
 
-// wgmma, TMA and mbarrier's expect-tx exist only on sm_90a; this file is built for sm_90a alone
-// (see BUILD). The guard keeps it valid if some other target ever compiles it: the kernel is
-// then empty, and the launcher refuses to run anywhere but compute capability 9.0.
+// wgmma exists only on sm_90a (TMA and mbarrier byte counts on sm_90 and later); this file is
+// built for sm_90a alone (see BUILD). The guard keeps it valid if some other target ever
+// compiles it: the kernel is then empty, and the launcher refuses to run anywhere but compute
+// capability 9.0.
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define BOOK_HOPPER_DEVICE_CODE 1
 #endif
@@ -92,20 +93,29 @@ __device__ __forceinline__ void wgmma_commit() {
 __device__ __forceinline__ void wgmma_wait_all() {
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 }
+// Tells the compiler that the accumulators may have changed here, so no read of them is moved
+// above the wait (the hardware writes them asynchronously; nothing else says so in C++).
+__device__ __forceinline__ void fence_accumulators(float (&d)[W::kAccumulators]) {
+#pragma unroll
+  for (int i = 0; i < W::kAccumulators; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
 
-#define BOOK_D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), \
-                   "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define BOOK_D8(i)                                                                            \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+      "+f"(d[i + 6]), "+f"(d[i + 7])
 
 __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[W::kAccumulators], std::uint64_t a_desc,
                                                  std::uint64_t b_desc) {
-  // scale-d = 1 (accumulate), scale-a = scale-b = 1, transpose-a = 0 (K-major), transpose-b = 1.
+  // scale-d (a predicate) true: D += A·B; scale-a = scale-b = 1; transpose-a = 0 (A K-major),
+  // transpose-b = 1 (B MN-major).
   asm volatile(
+      "{\n .reg .pred accumulate;\n setp.ne.b32 accumulate, 1, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
       "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
       "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-      "%64, %65, 1, 1, 1, 0, 1;\n"
+      "%64, %65, accumulate, 1, 1, 0, 1;\n}\n"
       : BOOK_D8(0), BOOK_D8(8), BOOK_D8(16), BOOK_D8(24), BOOK_D8(32), BOOK_D8(40), BOOK_D8(48),
         BOOK_D8(56)
       : "l"(a_desc), "l"(b_desc)
@@ -144,14 +154,18 @@ __global__ void __launch_bounds__(W::kThreads, 1)
   //! [producer-consumer]
   if (warpgroup == 0) {
     if (threadIdx.x != 0) return;
+    // A B box wholly right of the matrix (n ≤ col0 + 64) is not fetched: the stale shared
+    // memory it leaves feeds only columns of C that the epilogue never stores.
+    const int b_slabs = min(W::kBSlabs, ceil_div(s.n - col0, W::kBoxCols));
+    const unsigned stage_bytes = W::kStageABytes + b_slabs * W::kBSlabBytes;
     for (int kt = 0; kt < k_tiles; ++kt) {
       const int stage = kt % W::kStages;
       // Refill a stage only after both consumers released its previous use (tile kt − kStages).
       if (kt >= W::kStages) mbarrier_wait(smem_address(&empty[stage]), (kt / W::kStages - 1) & 1);
       const std::uint32_t bar = smem_address(&full[stage]);
-      mbarrier_arrive_expect_tx(bar, W::kStageBytes);  // whole boxes, zero fill included
+      mbarrier_arrive_expect_tx(bar, stage_bytes);  // whole boxes, their zero fill included
       tma_load_2d(a_stage(stage), &a_map, kt * W::kBK, row0, bar);
-      for (int slab = 0; slab < W::kBSlabs; ++slab)
+      for (int slab = 0; slab < b_slabs; ++slab)
         tma_load_2d(b_stage(stage) + slab * W::kBSlabBytes, &b_map, col0 + wgmma_b_box_col(slab),
                     kt * W::kBK, bar);
     }
@@ -168,7 +182,8 @@ __global__ void __launch_bounds__(W::kThreads, 1)
       wgmma_m64n128k16(d, wgmma_a_descriptor(a_stage(stage), consumer, kk),
                        wgmma_b_descriptor(b_stage(stage), kk));
     wgmma_commit();
-    wgmma_wait_all();                             // this stage's MMAs have read their operands
+    wgmma_wait_all();  // this stage's MMAs are done: operands read, accumulators written
+    fence_accumulators(d);
     mbarrier_arrive(smem_address(&empty[stage]));  // ... so the producer may overwrite it
   }
   //! [producer-consumer]

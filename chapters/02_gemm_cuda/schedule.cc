@@ -144,7 +144,9 @@ ThreadPlan mma_plan(GemmShape s, int bx, int by, int t, int step) {
 // and deals them round-robin to the block's threads, so that the counting groups 32 consecutive
 // pieces (four 128-byte box rows) into one request: bookkeeping for the traffic count, not what
 // any thread executes. The C side is exact: each consumer thread's 64 accumulators, mapped by
-// wgmma_accumulator() as the epilogue maps them.
+// wgmma_accumulator() as the epilogue maps them. (One difference: a B box wholly outside the
+// matrix is not fetched at all, so its "zero fill" here is stale shared memory there — read only
+// into columns of C that are never stored.)
 using WT = WgmmaTile;
 constexpr TileSpec kSpecWgmma{WT::kBM, WT::kBN, WT::kBK, 8, 1};
 
@@ -152,9 +154,9 @@ bool wgmma_uses_tma(GemmShape s) { return wgmma_tma_unsupported(s, 0, 0) == null
 
 ThreadPlan wgmma_plan(GemmShape s, int bx, int by, int t, int step) {
   if (!wgmma_uses_tma(s)) return mma_plan(s, bx, by, t, step);  // the launcher's fallback
-  constexpr int kChunksPerRow = WT::kBoxCols / 8;                   // 8 pieces of 16 bytes
-  constexpr int kAChunks = WT::kBM * kChunksPerRow;                 // one 128 × 64 box
-  constexpr int kBChunksPerSlab = WT::kBK * kChunksPerRow;          // one 64 × 64 box
+  constexpr int kChunksPerRow = WT::kBoxCols / 8;               // 8 pieces of 16 bytes
+  constexpr int kAChunks = WT::kBM * kChunksPerRow;             // one 128 × 64 box
+  constexpr int kBChunksPerSlab = WT::kBK * kChunksPerRow;      // one 64 × 64 box
   std::vector<Coord> a, b, c;
   for (int piece = t; piece < kAChunks; piece += WT::kThreads)
     a.push_back({piece / kChunksPerRow, (piece % kChunksPerRow) * 8});
@@ -224,8 +226,8 @@ std::vector<RungSchedule> ladder_schedules() {
   rungs.push_back({9, "mma_cp_async", "mma.sync + ldmatrix, 3-stage cp.async pipeline", 2, "",
                    [](GemmShape s) { return tiled_geometry(s, kSpecTensor, TensorTile::kThreads); },
                    mma_plan});
-  rungs.push_back({10, "wgmma_tma", "wgmma from swizzled smem, TMA loads, 4-stage mbarrier ring", 2, "",
-                   wgmma_geometry, wgmma_plan});
+  rungs.push_back({10, "wgmma_tma", "wgmma from swizzled smem, TMA loads, 4-stage mbarrier ring", 2,
+                   "", wgmma_geometry, wgmma_plan});
   return rungs;
 }
 

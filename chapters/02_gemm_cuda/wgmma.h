@@ -24,21 +24,21 @@ namespace book::gemm_cuda {
 /// and two consumer warpgroups, each computing 64 rows × 128 columns with
 /// `wgmma.mma_async.m64n128k16`.
 struct WgmmaTile {
-  static constexpr int kBM = 128;                    ///< Rows of C per block.
-  static constexpr int kBN = 128;                    ///< Columns of C per block.
-  static constexpr int kBK = 64;                     ///< K per stage: one 128-byte row of BF16.
-  static constexpr int kStages = 4;                  ///< Depth of the TMA → wgmma ring.
-  static constexpr int kWarpgroup = 128;             ///< Threads in a warpgroup (4 warps).
-  static constexpr int kConsumers = 2;               ///< Consumer warpgroups.
+  static constexpr int kBM = 128;         ///< Rows of C per block.
+  static constexpr int kBN = 128;         ///< Columns of C per block.
+  static constexpr int kBK = 64;          ///< K per stage: one 128-byte row of BF16.
+  static constexpr int kStages = 4;       ///< Depth of the TMA → wgmma ring.
+  static constexpr int kWarpgroup = 128;  ///< Threads in a warpgroup (4 warps).
+  static constexpr int kConsumers = 2;    ///< Consumer warpgroups.
   static constexpr int kThreads = kWarpgroup * (1 + kConsumers);  ///< 384.
-  static constexpr int kInstrM = 64;                 ///< M of one wgmma instruction.
-  static constexpr int kInstrN = 128;                ///< N of one wgmma instruction.
-  static constexpr int kInstrK = 16;                 ///< K of one wgmma instruction (BF16).
+  static constexpr int kInstrM = 64;                              ///< M of one wgmma instruction.
+  static constexpr int kInstrN = 128;                             ///< N of one wgmma instruction.
+  static constexpr int kInstrK = 16;  ///< K of one wgmma instruction (BF16).
   static constexpr int kAccumulators = kInstrM * kInstrN / kWarpgroup;  ///< 64 floats a thread.
-  static constexpr int kSwizzleBytes = 128;          ///< The swizzle span: one shared row.
-  static constexpr int kBoxCols = kSwizzleBytes / 2;  ///< 64 BF16: a TMA box's row.
-  static constexpr int kAtomBytes = 8 * kSwizzleBytes;  ///< 1024: the swizzle pattern repeats.
-  static constexpr int kStageABytes = kBM * kBK * 2;    ///< 16384: one A box, 128 × 64.
+  static constexpr int kSwizzleBytes = 128;               ///< The swizzle span: one shared row.
+  static constexpr int kBoxCols = kSwizzleBytes / 2;      ///< 64 BF16: a TMA box's row.
+  static constexpr int kAtomBytes = 8 * kSwizzleBytes;    ///< 1024: the swizzle pattern repeats.
+  static constexpr int kStageABytes = kBM * kBK * 2;      ///< 16384: one A box, 128 × 64.
   static constexpr int kBSlabBytes = kBK * kBoxCols * 2;  ///< 8192: one B box, 64 × 64.
   static constexpr int kBSlabs = kBN / kBoxCols;          ///< 2 B boxes per stage.
   static constexpr int kStageBytes = kStageABytes + kBSlabs * kBSlabBytes;  ///< 32768.
@@ -143,11 +143,11 @@ BOOK_HD constexpr std::uint32_t wgmma_operand_address(std::uint64_t descriptor, 
 /// operand; 16 (encoded 1) is the conventional filler.
 BOOK_HD constexpr std::uint64_t wgmma_a_descriptor(std::uint32_t a_stage_address, int consumer,
                                                    int kk) {
-  return wgmma_descriptor(a_stage_address +
-                              static_cast<std::uint32_t>(consumer * WgmmaTile::kInstrM *
-                                                         WgmmaTile::kSwizzleBytes) +
-                              static_cast<std::uint32_t>(kk * WgmmaTile::kInstrK * 2),
-                          16, WgmmaTile::kAtomBytes, WgmmaSwizzle::k128B);
+  return wgmma_descriptor(
+      a_stage_address +
+          static_cast<std::uint32_t>(consumer * WgmmaTile::kInstrM * WgmmaTile::kSwizzleBytes) +
+          static_cast<std::uint32_t>(kk * WgmmaTile::kInstrK * 2),
+      16, WgmmaTile::kAtomBytes, WgmmaSwizzle::k128B);
 }
 
 /// Rung 10's descriptor for B: the stage's 64 × 128 B tile, stored as two 64 × 64 boxes (TMA
@@ -155,9 +155,9 @@ BOOK_HD constexpr std::uint64_t wgmma_a_descriptor(std::uint32_t a_stage_address
 /// rows (2048 bytes) into each. B is row-major K × N, i.e. MN-major: wgmma reads it with its
 /// transpose bit set. LBO = 8192 (the next 64 columns), SBO = 1024 (the next 8 rows of K).
 BOOK_HD constexpr std::uint64_t wgmma_b_descriptor(std::uint32_t b_stage_address, int kk) {
-  return wgmma_descriptor(
-      b_stage_address + static_cast<std::uint32_t>(kk * WgmmaTile::kInstrK * WgmmaTile::kSwizzleBytes),
-      WgmmaTile::kBSlabBytes, WgmmaTile::kAtomBytes, WgmmaSwizzle::k128B);
+  return wgmma_descriptor(b_stage_address + static_cast<std::uint32_t>(kk * WgmmaTile::kInstrK *
+                                                                       WgmmaTile::kSwizzleBytes),
+                          WgmmaTile::kBSlabBytes, WgmmaTile::kAtomBytes, WgmmaSwizzle::k128B);
 }
 
 /// The column of the B tile where B box `slab` (0 or 1) starts: the kernel asks TMA for the box

@@ -38,9 +38,9 @@ TEST(GpuRung, WgmmaTmaMatchesTheDoubleReferenceOnHopper) {
       }
     GTEST_SKIP() << why;
   }
-  std::vector<GemmShape> shapes = {{1, 8, 8},      {128, 128, 64},  {300, 136, 264},
+  std::vector<GemmShape> shapes = {{1, 8, 8},        {128, 128, 64},   {300, 136, 264},
                                    {129, 520, 1000}, {256, 256, 4096}, {77, 200, 72},
-                                   {64, 64, 60},   {65, 63, 64}};
+                                   {64, 64, 60},     {65, 63, 64}};
   for (GemmShape s : testing::gpu_shapes()) shapes.push_back(s);
   testing::expect_rung_correct("wgmma_tma", shapes);
 }

@@ -51,8 +51,8 @@ TEST(WgmmaDescriptor, PacksEachFieldInItsBits) {
   EXPECT_EQ((d >> 49) & 0x7, 0u);
   EXPECT_EQ(d >> 62, 1u);
   // Nothing outside the fields.
-  constexpr std::uint64_t kFields = 0x3FFFull | 0x3FFFull << 16 | 0x3FFFull << 32 |
-                                    0x7ull << 49 | 0x3ull << 62;
+  constexpr std::uint64_t kFields =
+      0x3FFFull | 0x3FFFull << 16 | 0x3FFFull << 32 | 0x7ull << 49 | 0x3ull << 62;
   EXPECT_EQ(wgmma_descriptor(0x3FFF0, 0x3FFF0, 0x3FFF0, WgmmaSwizzle::k32B) & ~kFields, 0u);
 }
 
