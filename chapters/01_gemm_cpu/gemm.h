@@ -34,8 +34,8 @@ void matmul_microkernel(int m, int n, int k, const float* a, int lda, const floa
 void matmul_packed(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
                    int ldc);
 
-/// gemm.06: the BLIS/GotoBLAS five loops: blocks of NC columns, KC depth and MC rows chosen so a
-/// micro-panel of B stays in L1, a block of A in L2 and a block of B in L3; fringe tiles in scalar
+/// gemm.06: the BLIS/GotoBLAS five loops: blocks of MC rows, KC depth and NC columns chosen so a
+/// micro-panel of A stays in L1, a block of B in L2 and a block of A in L3; fringe tiles in scalar
 /// code.
 void matmul_five_loops(int m, int n, int k, const float* a, int lda, const float* b, int ldb,
                        float* c, int ldc);
@@ -50,8 +50,8 @@ void matmul_edges(int m, int n, int k, const float* a, int lda, const float* b, 
 void matmul_avx512(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
                    int ldc);
 
-/// gemm.09: gemm.08 on all hardware threads: the threads share each packed block of B and split the
-/// rows of C between them, each packing its own blocks of A.
+/// gemm.09: gemm.08 on all hardware threads: the threads share each packed block of A and split the
+/// columns of C between them, each packing its own blocks of B.
 void matmul_threads(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
                     int ldc);
 

@@ -1,4 +1,4 @@
-// gemm.06 — your turn: the BLIS loops NC / KC (pack B) / MC (pack A) / NR / MR around the
+// gemm.06 — your turn: the BLIS loops MC / KC (pack A) / NC (pack B) / MR / NR around the
 // micro-kernel. C = A·B, row-major, C overwritten and never read, nothing written past column n
 // (see gemm.h).
 #include "chapters/01_gemm_cpu/gemm.h"

@@ -1,5 +1,5 @@
-// gemm.09 — your turn: split the rows of C between std::thread workers that share each packed block
-// of B. C = A·B, row-major, C overwritten and never read, nothing written past column n (see
+// gemm.09 — your turn: split the columns of C between std::thread workers that share each packed
+// block of A. C = A·B, row-major, C overwritten and never read, nothing written past column n (see
 // gemm.h).
 #include "chapters/01_gemm_cpu/gemm.h"
 #include "common/check.h"

@@ -33,8 +33,8 @@ using KernelFn = void (*)(int kc, const float* a, const float* b, float* c, long
 /// A micro-kernel with the block sizes tuned for it.
 struct KernelSpec {
   int mr, nr;  // register tile
-  int mc, kc,
-      nc;  // cache blocks: A block mc×kc in L2, B micro-panel kc×nr in L1, B block kc×nc in L3
+  int mc, kc, nc;  // cache blocks: A micro-panel mr×kc in L1, B block kc×nc in L2, A block mc×kc
+                   // in L3
   KernelFn fn;
 };
 

@@ -91,18 +91,22 @@ __attribute__((target("avx512f"))) void kernel_12x32_avx512(int kc, const float*
 
 }  // namespace
 
-// Block sizes, for a core with 48 KiB L1d and 2 MiB L2 (this machine; typical of recent cores):
-// KC so that a B micro-panel (KC×NR floats) fills at most half of L1 and stays there while the ir
-// loop sweeps it against every A micro-panel; MC so that the A block (MC×KC) sits in half of L2;
-// NC so that the B block (KC×NC) fits the L3 share of a core.
-// Measured on this machine (best of a few at n = 1024 and 2048): KC = 384 for AVX2 (B micro-panel
-// 24 KiB), KC = 256 for AVX-512 (32 KiB); larger KC also means C is read and written fewer times.
-// AVX-512 uses MC = 384 (a 384 KiB A block) and NC = 2048: every MC block re-reads the whole packed
-// B block from L3, so a 4x larger MC cuts that traffic 4x. It matters most with two threads, which
-// share L3: at n = 1024 and 2048 it took rung 09 from 0.84-0.86x to 0.88-0.94x OpenBLAS's two
-// threads, in two alternating runs of the bench (3 repetitions each, 2026-11-29).
-const KernelSpec kAvx2Kernel{6, 16, 96, 384, 4096, kernel_6x16_avx2};
-const KernelSpec kAvx512Kernel{12, 32, 384, 256, 2048, kernel_12x32_avx512};
+// Block sizes, for a core with 48 KiB L1d and 2 MiB L2 (this machine; typical of recent cores), in
+// the loop order of r06_five_loops.cc:
+// KC so that an A micro-panel (MR×KC floats: 6 KiB for AVX2, 18 KiB for AVX-512) sits in L1 with
+//   room for the B micro-panels streaming past it; a larger KC also means C is read and written
+//   fewer times (k / KC);
+// NC so that the packed B block (KC×NC: 512 KiB for AVX2, 480 KiB for AVX-512) stays in L2, a
+//   quarter of it, leaving room for the A panels and C passing through;
+// MC so that the packed A block (MC×KC: 2-3 MiB) is read from L3, and up to n = 2048 A and B are
+//   each packed once.
+// Measured here (2026-11-29, scratch runs of each candidate against OpenBLAS in the same process, at
+// n = 1024 and 2048): for AVX-512, NC = 320 and 640 at KC = 384, and KC = 256 at NC = 512, were
+// within the noise of each other; KC = 384 / NC = 320 was kept. The previous order (B micro-panel
+// in L1, B block in L3, MC = 384 / KC = 256 / NC = 2048) measured 0.85-0.94x OpenBLAS on one
+// thread and 0.81-0.87x on two; this one 0.97-1.05x and 0.87-0.97x.
+const KernelSpec kAvx2Kernel{6, 16, 2048, 256, 512, kernel_6x16_avx2};
+const KernelSpec kAvx512Kernel{12, 32, 2048, 384, 320, kernel_12x32_avx512};
 
 const KernelSpec& best_kernel() {
   static const bool has_avx512 = __builtin_cpu_supports("avx512f");

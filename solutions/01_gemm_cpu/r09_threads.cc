@@ -1,6 +1,7 @@
-// gemm.09 — what changed: all hardware threads. They split loop 3 (rows of C): each packs its own
-// blocks of A into its own core's L2, and they pack the shared B block together (see five_loops in
-// r07_edges.cc). Splitting rows, not k, means no two threads ever write the same element of C.
+// gemm.09 — what changed: all hardware threads. They split loop 3 (the columns of C): each packs its
+// own blocks of B into its own core's L2, and they pack the shared A block together (see five_loops
+// in five_loops.cc). Splitting columns, not k, means no two threads ever write the same element of
+// C. The threads and the packing buffers are kept between calls.
 #include <thread>
 
 #include "chapters/01_gemm_cpu/gemm.h"

@@ -44,6 +44,7 @@ inline std::vector<Shape> awkward_shapes() {
       {200, 300, 700},
       {13, 4200, 40},
       {300, 17, 300, 0, 9, 0},
+      {2100, 90, 400},  // more rows than one MC block (2048), more depth than one KC block
   };
 }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <thread>
+#include <vector>
 
 #include "chapters/01_gemm_cpu/sgemm.h"
 #include "tests/01_gemm_cpu/checking.h"
@@ -62,6 +64,20 @@ TEST(Sgemm, AllTransposesAlphaBetaAndAwkwardShapes) {
 TEST(Sgemm, SingleAndMultiThreadedAgree) {
   for (int threads : {1, 2, 3})
     check_sgemm(Transpose::kNo, Transpose::kYes, {203, 301, 257, 1, 1, 1}, 0.5f, 2.0f, threads);
+}
+
+// The engine keeps its worker threads and packing buffers between calls, one set per calling
+// thread: changing thread counts must restart the team, and two callers at once must not share it.
+TEST(Sgemm, ReusedTeamsAndConcurrentCallersStayCorrect) {
+  for (int threads : {2, 3, 1, 2, 4})
+    check_sgemm(Transpose::kNo, Transpose::kNo, {150, 333, 290, 2, 0, 1}, 1.0f, 0.0f, threads);
+  std::vector<std::thread> callers;
+  for (int caller = 0; caller < 3; ++caller)
+    callers.emplace_back([caller] {
+      for (int repeat = 0; repeat < 3; ++repeat)
+        check_sgemm(Transpose::kNo, Transpose::kYes, {97 + caller, 260, 131, 0, 1, 0}, 1.0f, 0.5f, 0);
+    });
+  for (auto& caller : callers) caller.join();
 }
 
 TEST(Sgemm, ThreadSettingRoundTrips) {
