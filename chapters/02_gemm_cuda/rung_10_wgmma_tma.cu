@@ -159,9 +159,10 @@ __global__ void __launch_bounds__(W::kThreads, 1)
     const int b_slabs = min(W::kBSlabs, ceil_div(s.n - col0, W::kBoxCols));
     const unsigned stage_bytes = W::kStageABytes + b_slabs * W::kBSlabBytes;
     for (int kt = 0; kt < k_tiles; ++kt) {
-      const int stage = kt % W::kStages;
+      const int stage = wgmma_stage(kt);
       // Refill a stage only after both consumers released its previous use (tile kt − kStages).
-      if (kt >= W::kStages) mbarrier_wait(smem_address(&empty[stage]), (kt / W::kStages - 1) & 1);
+      if (wgmma_producer_waits(kt))
+        mbarrier_wait(smem_address(&empty[stage]), wgmma_empty_parity(kt));
       const std::uint32_t bar = smem_address(&full[stage]);
       mbarrier_arrive_expect_tx(bar, stage_bytes);  // whole boxes, their zero fill included
       tma_load_2d(a_stage(stage), &a_map, kt * W::kBK, row0, bar);
@@ -174,8 +175,8 @@ __global__ void __launch_bounds__(W::kThreads, 1)
   const int consumer = warpgroup - 1;
   float d[W::kAccumulators] = {};
   for (int kt = 0; kt < k_tiles; ++kt) {
-    const int stage = kt % W::kStages;
-    mbarrier_wait(smem_address(&full[stage]), (kt / W::kStages) & 1);  // tile kt has landed
+    const int stage = wgmma_stage(kt);
+    mbarrier_wait(smem_address(&full[stage]), wgmma_full_parity(kt));  // tile kt has landed
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < W::kBK / W::kInstrK; ++kk)

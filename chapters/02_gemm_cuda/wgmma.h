@@ -176,6 +176,30 @@ BOOK_HD constexpr Coord wgmma_accumulator(int thread, int reg) {
   return {16 * warp + lane / 4 + 8 * ((reg / 2) % 2), 8 * (reg / 4) + 2 * (lane % 4) + reg % 2};
 }
 
+// ---- The ring: which stage a K tile uses, and which mbarrier phase each side waits for.
+// An mbarrier counts its completed phases; `try_wait.parity P` returns once the latest phase of
+// parity P has completed (on a fresh barrier, parity 1 — "the phase before the first" — counts
+// as completed). K tile kt is the (kt / kStages)-th use of its stage.
+
+/// The stage of the ring that K tile `kt` goes through.
+BOOK_HD constexpr int wgmma_stage(int kt) { return kt % WgmmaTile::kStages; }
+
+/// The parity a consumer waits for on the stage's *full* barrier before reading K tile `kt`:
+/// that of the stage's (kt / kStages)-th completed fill.
+BOOK_HD constexpr unsigned wgmma_full_parity(int kt) {
+  return static_cast<unsigned>(kt / WgmmaTile::kStages) & 1u;
+}
+
+/// Whether the producer must wait on the stage's *empty* barrier before loading K tile `kt`:
+/// not on a stage's first use.
+BOOK_HD constexpr bool wgmma_producer_waits(int kt) { return kt >= WgmmaTile::kStages; }
+
+/// The parity the producer waits for on the *empty* barrier before loading K tile `kt`: that of
+/// the consumers' release of K tile kt − kStages, the stage's previous use.
+BOOK_HD constexpr unsigned wgmma_empty_parity(int kt) {
+  return static_cast<unsigned>(kt / WgmmaTile::kStages - 1) & 1u;
+}
+
 // ---- When TMA can be used at all.
 
 /// Why rung 10 cannot load this problem with TMA (nullptr if it can). cuTensorMapEncodeTiled
