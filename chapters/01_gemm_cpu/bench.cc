@@ -20,6 +20,7 @@
 #include "common/check.h"
 #include "common/rng.h"
 #include "common/table.h"
+#include "common/timer.h"
 
 namespace book::gemm {
 namespace {
@@ -55,19 +56,30 @@ void run_square(benchmark::State& state,
 // thread and on all threads at the same n.
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
+  // One result per benchmark: with --benchmark_repetitions, the median of the repetitions.
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
+    std::vector<double> repetitions;
+    double reported_median = -1;
+    std::string name;
     for (const Run& run : runs) {
-      if (run.error_occurred) continue;
-      const std::string name = run.benchmark_name();
-      const auto slash = name.find('/');
       const auto it = run.counters.find("FLOP/s");
-      const auto slash2 = name.find('/', slash + 1);
-      if (slash == std::string::npos || it == run.counters.end()) continue;
-      results_.push_back({name.substr(0, slash),
-                          std::stoi(name.substr(slash + 1, slash2 - slash - 1)),
-                          it->second.value * 1e-9});
+      if (run.error_occurred || it == run.counters.end()) continue;
+      name = run.run_name.function_name;  // without the "/real_time" or "_median" suffixes
+      if (run.run_type == Run::RT_Iteration) repetitions.push_back(it->second.value * 1e-9);
+      if (run.run_type == Run::RT_Aggregate && run.aggregate_name == "median")
+        reported_median = it->second.value * 1e-9;
     }
+    if (name.empty()) return;
+    const double gflops = reported_median >= 0 ? reported_median : median(repetitions);
+    const int n = std::stoi(runs.front().run_name.args);  // args: "n"
+    // With repetitions this is called twice (the runs, then the aggregates): the median wins.
+    for (Result& r : results_)
+      if (r.name == name && r.n == n) {
+        if (reported_median >= 0) r.gflops = gflops;
+        return;
+      }
+    results_.push_back({name, n, gflops});
   }
   void Finalize() override {
     ConsoleReporter::Finalize();

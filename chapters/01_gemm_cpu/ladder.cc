@@ -23,6 +23,7 @@
 #include "chapters/01_gemm_cpu/dispatch.h"
 #include "chapters/01_gemm_cpu/openblas_peer.h"
 #include "chapters/01_gemm_cpu/peak.h"
+#include "chapters/01_gemm_cpu/sgemm.h"
 #include "common/buffer.h"
 #include "common/check.h"
 #include "common/rng.h"
@@ -68,18 +69,20 @@ Options parse(int argc, char** argv) {
   return options;
 }
 
-// Median times of `rung` and of OpenBLAS on 1 and on all threads. The rung and OpenBLAS on one
-// thread are timed in turns (rung, OpenBLAS, rung, ...) so that a change in the machine's load hits
-// both sides of the ratio alike; OpenBLAS on all threads comes after, followed by a pause, because
-// its worker threads keep spinning for a while after each call (tens of milliseconds) and would
-// steal a core from whatever runs next. Enough turns for ~0.6 s of the rung (3 to 10); a rung call
-// longer than a second is timed once.
+// Median times of `rung` and of OpenBLAS on 1 and on all threads. A one-thread rung and OpenBLAS on
+// one thread are timed in turns (rung, OpenBLAS, rung, ...) so that a change in the machine's load
+// hits both sides of the ratio alike. Multithreaded code is timed in blocks instead, each after one
+// untimed call: OpenBLAS's worker threads keep spinning for a while after each call (tens of
+// milliseconds) and would steal a core from whatever runs next, so OpenBLAS on all threads comes
+// after, followed by a pause, and then a multithreaded rung gets its own block (interleaved with
+// one-thread calls, its second core would start every call cold). Enough turns for ~0.6 s of the
+// rung (3 to 10); a rung call longer than a second is timed once.
 struct Paired {
   std::vector<double> rung, openblas_1t, openblas_all;
 };
 
 template <typename Rung, typename Peer>
-Paired time_against_openblas(Rung&& rung, Peer&& peer, int all_threads) {
+Paired time_against_openblas(Rung&& rung, bool rung_multithreaded, Peer&& peer, int all_threads) {
   Paired times;
   auto time_once = [](auto&& fn) {
     Timer timer;
@@ -93,12 +96,17 @@ Paired time_against_openblas(Rung&& rung, Peer&& peer, int all_threads) {
   const int turns = once > 1.0 ? 3 : std::clamp(static_cast<int>(0.6 / once), 3, 10);
   for (int turn = 0; turn < turns; ++turn) {
     times.openblas_1t.push_back(time_once(peer));
-    if (once <= 1.0) times.rung.push_back(time_once(rung));
+    if (once <= 1.0 && !rung_multithreaded) times.rung.push_back(time_once(rung));
   }
   openblas_set_threads(all_threads);
+  peer();  // wakes its workers
   for (int turn = 0; turn < turns; ++turn) times.openblas_all.push_back(time_once(peer));
   openblas_set_threads(1);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let its workers go to sleep
+  if (rung_multithreaded && once <= 1.0) {
+    rung();  // wakes its workers
+    for (int turn = 0; turn < turns; ++turn) times.rung.push_back(time_once(rung));
+  }
   return times;
 }
 
@@ -190,6 +198,8 @@ int run(const Options& options) {
       {"FP32 peak AVX2 FMA (GFLOP/s)", fixed(ceil.avx2_1t, 1), fixed(ceil.avx2_all, 1)});
   ceilings.add_row(
       {"FP32 peak AVX-512 FMA (GFLOP/s)", fixed(ceil.avx512_1t, 1), fixed(ceil.avx512_all, 1)});
+  ceilings.add_row({"micro-kernel alone, panels in L1 (GFLOP/s)",
+                    fixed(measure_microkernel_gflops(), 1), "-"});
   ceilings.add_row({"triad bandwidth (GB/s)", fixed(ceil.triad_1t, 1), fixed(ceil.triad_all, 1)});
   ceilings.add_row(
       {"ridge point (flop/byte)", fixed(ridge_1t, 1), fixed(ceil.peak(true) / ceil.triad_all, 1)});
@@ -224,7 +234,7 @@ int run(const Options& options) {
         if (!close_to(c, ref, n)) {
           row.note = "WRONG: differs from OpenBLAS (run the tests)";
         } else {
-          const Paired times = time_against_openblas(call, peer, all_threads);
+          const Paired times = time_against_openblas(call, rung_is_multithreaded(rung), peer, all_threads);
           const double rung_s = median(times.rung);
           row.gflops = flops / rung_s * 1e-9;
           row.ratio_1t = median(times.openblas_1t) / rung_s;
@@ -243,7 +253,7 @@ int run(const Options& options) {
       rows.push_back(row);
     }
     if (all_1t.empty()) {  // every rung a stub: time OpenBLAS on its own
-      const Paired times = time_against_openblas(peer, peer, all_threads);
+      const Paired times = time_against_openblas(peer, false, peer, all_threads);
       all_1t = times.openblas_1t;
       all_all = times.openblas_all;
     }

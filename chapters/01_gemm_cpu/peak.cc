@@ -6,32 +6,38 @@
 
 #include <algorithm>
 #include <barrier>
+#include <chrono>
 #include <cstddef>
 #include <thread>
 #include <vector>
 
 #include "common/buffer.h"
 #include "common/check.h"
-#include "common/timer.h"
 
 namespace book::gemm {
 namespace {
 
-// Runs fn(thread_index) on `threads` threads that start together; returns the wall time of the
-// slowest, so the rate is what all of them sustain at once.
+// Runs fn(thread_index) on `threads` threads that start together; returns the wall time from the
+// first start to the last finish, so the rate is what all of them sustain at once. Each thread
+// reads the clock itself: a timer started by the launching thread after the barrier would miss
+// whatever a worker did before the launcher was scheduled again (all of it, under chrt -f).
 template <typename Fn>
 double run_together(int threads, Fn fn) {
-  std::barrier start(threads + 1);
+  using Clock = std::chrono::steady_clock;
+  std::barrier start(threads);
+  std::vector<Clock::time_point> began(threads), ended(threads);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
       start.arrive_and_wait();
+      began[t] = Clock::now();
       fn(t);
+      ended[t] = Clock::now();
     });
-  start.arrive_and_wait();
-  Timer timer;
   for (auto& thread : pool) thread.join();
-  return timer.seconds();
+  const auto first = *std::min_element(began.begin(), began.end());
+  const auto last = *std::max_element(ended.begin(), ended.end());
+  return std::chrono::duration<double>(last - first).count();
 }
 
 // 12 independent chains: an FMA has a latency of 4 cycles and two FMA ports issue one each per

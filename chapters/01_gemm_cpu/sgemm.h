@@ -33,4 +33,9 @@ void set_sgemm_threads(int threads);
 /// The thread count set by set_sgemm_threads (0 = all hardware threads).
 int sgemm_threads();
 
+/// GFLOP/s of sgemm's micro-kernel alone on one thread, called over and over on the same packed
+/// panels (128 steps of k), which stay in L1: the kernel's own ceiling, between the machine's FMA
+/// peak and what the whole GEMM reaches once data must come from L2, L3 and memory.
+double measure_microkernel_gflops();
+
 }  // namespace book::gemm
