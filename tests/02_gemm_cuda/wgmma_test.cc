@@ -149,6 +149,88 @@ TEST(WgmmaOperands, DescriptorsReadExactlyWhatTmaWrote) {
   EXPECT_EQ(mismatches, 0);
 }
 
+// An independent anchor for wgmma_operand_address(), which the test above trusts: the PTX ISA's
+// table of canonical layouts (9.7.15.5.1.2.1.3, "Canonical Layouts"), written as CuTe shapes and
+// strides in elements, evaluated generically, first against the worked examples NVIDIA gives
+// under that table (so that which stride is LBO and which is SBO is read the way NVIDIA reads it),
+// then — for the 128-byte swizzle rows — against the header's hand-expanded formula, for the
+// kernel's own descriptors.
+struct Mode {  // a CuTe mode (s0, s1, s2) : (d0, d1, d2); the last extent is unbounded
+  int shape[3];
+  int stride[3];
+  int offset(int i) const {
+    return (i % shape[0]) * stride[0] + ((i / shape[0]) % shape[1]) * stride[1] +
+           (i / (shape[0] * shape[1])) * stride[2];
+  }
+};
+struct CanonicalLayout {
+  Mode mn, k;
+  int offset(int mn_index, int k_index) const { return mn.offset(mn_index) + k.offset(k_index); }
+};
+
+// The table's rows, for T elements per 16 bytes, `chunks` 16-byte chunks per swizzle row (0: no
+// swizzle) and LBO / SBO in elements.
+CanonicalLayout ptx_canonical(bool mn_major, int chunks, int t, int lbo, int sbo) {
+  if (mn_major) {
+    if (chunks == 0) return {{{t, 1, 1 << 20}, {1, t, sbo}}, {{8, 1 << 20, 1}, {t, lbo, 0}}};
+    return {{{t, chunks, 1 << 20}, {1, t, lbo}}, {{8, 1 << 20, 1}, {chunks * t, sbo, 0}}};
+  }
+  if (chunks == 0) return {{{8, 1 << 20, 1}, {t, sbo, 0}}, {{t, 1 << 20, 1}, {1, lbo, 0}}};
+  return {{{8, 1 << 20, 1}, {chunks * t, sbo, 0}}, {{t, 1 << 20, 1}, {1, t, 0}}};
+}
+
+TEST(WgmmaOperands, CanonicalLayoutTableReproducesThePtxWorkedExamples) {
+  // One example: its parameters (T; LBO and SBO in elements) and its "exact layout".
+  const auto check = [](const char* name, bool mn_major, int chunks, int t, int lbo, int sbo,
+                        Mode exact_mn, Mode exact_k, int mn_extent) {
+    const CanonicalLayout table = ptx_canonical(mn_major, chunks, t, lbo, sbo);
+    for (int mn = 0; mn < mn_extent; ++mn)
+      for (int k = 0; k < 16; ++k)
+        ASSERT_EQ(table.offset(mn, k), exact_mn.offset(mn) + exact_k.offset(k))
+            << name << ": element (" << mn << "," << k << ")";
+  };
+  check("K-major, no swizzle, tf32", false, 0, 4, 64, 32, {{8, 2, 1}, {4, 32, 0}},
+        {{4, 4, 1}, {1, 64, 0}}, 16);
+  check("K-major, 32B swizzle, tf32", false, 2, 4, 0, 64, {{8, 2, 1}, {8, 64, 0}},
+        {{4, 4, 1}, {1, 4, 0}}, 16);
+  check("MN-major, no swizzle, bf16", true, 0, 8, 128, 64, {{8, 1, 2}, {1, 8, 64}},
+        {{8, 2, 1}, {8, 128, 0}}, 16);
+  check("MN-major, 32B swizzle, bf16", true, 2, 8, 128, 256, {{8, 2, 2}, {1, 8, 128}},
+        {{8, 2, 1}, {16, 256, 0}}, 32);
+  check("MN-major, 64B swizzle, bf16", true, 4, 8, 256, 512, {{8, 4, 2}, {1, 8, 256}},
+        {{8, 2, 1}, {32, 512, 0}}, 64);
+  // And the examples tell the strides apart: with LBO and SBO swapped the 64B row is wrong.
+  const CanonicalLayout swapped = ptx_canonical(true, 4, 8, 512, 256);
+  const Mode exact_mn{{8, 4, 2}, {1, 8, 256}}, exact_k{{8, 2, 1}, {32, 512, 0}};
+  EXPECT_NE(swapped.offset(32, 0), exact_mn.offset(32) + exact_k.offset(0));
+  EXPECT_NE(swapped.offset(0, 8), exact_mn.offset(0) + exact_k.offset(8));
+}
+
+TEST(WgmmaOperands, HeaderModelIsTheTablesRowFor128ByteSwizzle) {
+  const std::uint32_t a_stage = 5 * 1024, b_stage = a_stage + W::kStageABytes;
+  for (int kk = 0; kk < W::kBK / W::kInstrK; ++kk) {
+    const std::uint64_t descriptors[3] = {wgmma_a_descriptor(a_stage, 0, kk),
+                                          wgmma_a_descriptor(a_stage, 1, kk),
+                                          wgmma_b_descriptor(b_stage, kk)};
+    for (int which = 0; which < 3; ++which) {
+      const bool mn_major = which == 2;  // A is K-major; B (row-major K × N) is MN-major
+      const WgmmaDescriptorFields f = wgmma_decode(descriptors[which]);
+      // LBO and SBO in BF16 elements, as the table takes them.
+      const CanonicalLayout table =
+          ptx_canonical(mn_major, 8, 8, static_cast<int>(f.leading_bytes / 2),
+                        static_cast<int>(f.stride_bytes / 2));
+      const int mn_extent = mn_major ? W::kInstrN : W::kInstrM;
+      for (int mn = 0; mn < mn_extent; ++mn)
+        for (int k = 0; k < W::kInstrK; ++k) {
+          const std::uint32_t from_table =
+              swizzle_128b(f.start_address + 2u * static_cast<std::uint32_t>(table.offset(mn, k)));
+          ASSERT_EQ(wgmma_operand_address(descriptors[which], mn_major, mn, k), from_table)
+              << (mn_major ? "B" : "A") << " kk " << kk << " element (" << mn << "," << k << ")";
+        }
+    }
+  }
+}
+
 TEST(WgmmaOperands, DescriptorFieldsAreTheOnesTheLayoutNeeds) {
   const WgmmaDescriptorFields a = wgmma_decode(wgmma_a_descriptor(4096, 1, 3));
   EXPECT_EQ(a.start_address, 4096u + 64 * 128 + 3 * 32) << "rows 64–127, 48 elements in";
