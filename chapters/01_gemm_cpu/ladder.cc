@@ -198,8 +198,8 @@ int run(const Options& options) {
       {"FP32 peak AVX2 FMA (GFLOP/s)", fixed(ceil.avx2_1t, 1), fixed(ceil.avx2_all, 1)});
   ceilings.add_row(
       {"FP32 peak AVX-512 FMA (GFLOP/s)", fixed(ceil.avx512_1t, 1), fixed(ceil.avx512_all, 1)});
-  ceilings.add_row({"micro-kernel alone, panels in L1 (GFLOP/s)",
-                    fixed(measure_microkernel_gflops(), 1), "-"});
+  ceilings.add_row(
+      {"micro-kernel alone, panels in L1 (GFLOP/s)", fixed(measure_microkernel_gflops(), 1), "-"});
   ceilings.add_row({"triad bandwidth (GB/s)", fixed(ceil.triad_1t, 1), fixed(ceil.triad_all, 1)});
   ceilings.add_row(
       {"ridge point (flop/byte)", fixed(ridge_1t, 1), fixed(ceil.peak(true) / ceil.triad_all, 1)});
@@ -234,7 +234,8 @@ int run(const Options& options) {
         if (!close_to(c, ref, n)) {
           row.note = "WRONG: differs from OpenBLAS (run the tests)";
         } else {
-          const Paired times = time_against_openblas(call, rung_is_multithreaded(rung), peer, all_threads);
+          const Paired times =
+              time_against_openblas(call, rung_is_multithreaded(rung), peer, all_threads);
           const double rung_s = median(times.rung);
           row.gflops = flops / rung_s * 1e-9;
           row.ratio_1t = median(times.openblas_1t) / rung_s;
@@ -276,7 +277,8 @@ int run(const Options& options) {
       continue;
     }
     // flop/B from DRAM: the flops per DRAM byte the rung must achieve to run this fast if memory
-    // ran at triad speed; above the ridge point (ceilings table) only cache reuse explains it.
+    // ran at triad speed. It is at most the ridge point (GFLOP/s <= peak); compare it with the
+    // reuse the rung's access pattern allows (1/32 for naive, about n/6 for a blocked GEMM).
     // The roof for this n: min(peak, bandwidth × n/6), n/6 flop/B being a GEMM that moves A, B, C
     // once.
     const double intensity = row.gflops / ceil.triad(all);

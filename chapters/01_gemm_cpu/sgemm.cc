@@ -43,7 +43,8 @@ double measure_microkernel_gflops() {
   const detail::KernelSpec& ks = detail::best_kernel();
   constexpr int kSteps = 128;  // A and B panels of 6 + 16 KiB (AVX-512): well inside L1
   AlignedBuffer<float> a(static_cast<std::size_t>(ks.mr) * kSteps, 0.001f),
-      b(static_cast<std::size_t>(ks.nr) * kSteps, 0.002f), c(static_cast<std::size_t>(ks.mr) * ks.nr);
+      b(static_cast<std::size_t>(ks.nr) * kSteps, 0.002f),
+      c(static_cast<std::size_t>(ks.mr) * ks.nr);
   const double flops_per_call = 2.0 * ks.mr * ks.nr * kSteps;
   const long calls = static_cast<long>(1e10 / flops_per_call);  // ~0.1 s at 100 GFLOP/s
   double best = 0;

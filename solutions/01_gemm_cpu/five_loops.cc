@@ -62,8 +62,9 @@ float* at_least(AlignedBuffer<float>& buffer, std::size_t size) {
 
 //! [team]
 // A barrier whose waiters spin for up to 200 µs before they sleep. Waking a sleeping thread takes
-// the kernel tens of microseconds (more in a VM), as long as a whole 256³ multiply on two cores;
-// OpenBLAS's threads spin too. std::barrier spins only briefly before it sleeps.
+// the kernel tens of microseconds (more in a VM), and a 256³ multiply on two cores crosses four
+// barriers in about 150 µs; OpenBLAS's threads spin too. std::barrier spins only briefly before it
+// sleeps.
 class SpinBarrier {
  public:
   explicit SpinBarrier(int count) : count_(count), left_(count) {}
@@ -93,8 +94,8 @@ class SpinBarrier {
 };
 
 // Worker threads kept between calls, as OpenBLAS and BLIS keep theirs: starting a thread costs tens
-// of microseconds, which is 10% of a 256³ multiply on two cores. One team per calling thread, so
-// two callers never wait for each other's workers.
+// of microseconds, 10% or more of a 256³ multiply on two cores (about 150 µs). One team per calling
+// thread, so two callers never wait for each other's workers.
 class Team {
  public:
   Team() = default;
@@ -180,7 +181,7 @@ void five_loops(const Problem& pr, const KernelSpec& ks, int threads) {
         if (first < last)
           pack_a(pr.a, ic + first * ks.mr, pc, std::min(mc, last * ks.mr) - first * ks.mr, kc,
                  ks.mr, pa + static_cast<std::size_t>(first) * ks.mr * kc);
-        if (sync) sync->arrive_and_wait();                      // the whole A block is packed
+        if (sync) sync->arrive_and_wait();                     // the whole A block is packed
         for (int jc = col_begin; jc < col_end; jc += ks.nc) {  // loop 3: NC columns
           const int nc = std::min(ks.nc, col_end - jc);
           pack_b(pr.b, pc, jc, kc, nc, ks.nr, pbs[t]);

@@ -13,8 +13,8 @@ void matmul_naive(int m, int n, int k, const float* a, int lda, const float* b, 
       // time.
       for (int p = 0; p < k; ++p) sum += a[i * lda + p] * b[p * ldb + j];
       c[i * ldc + j] = sum;
-      //! [naive]
     }
+  //! [naive]
 }
 
 }  // namespace book::gemm

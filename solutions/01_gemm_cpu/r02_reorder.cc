@@ -17,9 +17,9 @@ void matmul_reorder(int m, int n, int k, const float* a, int lda, const float* b
       const float a_ip = a[i * lda + p];
       const float* __restrict b_row = b + p * ldb;
       for (int j = 0; j < n; ++j) c_row[j] += a_ip * b_row[j];
-      //! [reorder]
     }
   }
+  //! [reorder]
 }
 
 }  // namespace book::gemm

@@ -1,7 +1,7 @@
-// gemm.09 — what changed: all hardware threads. They split loop 3 (the columns of C): each packs its
-// own blocks of B into its own core's L2, and they pack the shared A block together (see five_loops
-// in five_loops.cc). Splitting columns, not k, means no two threads ever write the same element of
-// C. The threads and the packing buffers are kept between calls.
+// gemm.09 — what changed: all hardware threads. They split loop 3 (the columns of C): each packs
+// its own blocks of B into its own core's L2, and they pack the shared A block together (see
+// five_loops in five_loops.cc). Splitting columns, not k, means no two threads ever write the same
+// element of C. The threads and the packing buffers are kept between calls.
 #include <thread>
 
 #include "chapters/01_gemm_cpu/gemm.h"

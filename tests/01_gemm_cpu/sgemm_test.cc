@@ -75,7 +75,8 @@ TEST(Sgemm, ReusedTeamsAndConcurrentCallersStayCorrect) {
   for (int caller = 0; caller < 3; ++caller)
     callers.emplace_back([caller] {
       for (int repeat = 0; repeat < 3; ++repeat)
-        check_sgemm(Transpose::kNo, Transpose::kYes, {97 + caller, 260, 131, 0, 1, 0}, 1.0f, 0.5f, 0);
+        check_sgemm(Transpose::kNo, Transpose::kYes, {97 + caller, 260, 131, 0, 1, 0}, 1.0f, 0.5f,
+                    0);
     });
   for (auto& caller : callers) caller.join();
 }
