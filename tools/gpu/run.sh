@@ -3,7 +3,9 @@
 # stage, and prints one report table (test, result, counts, time) followed by the stages' output
 # (the GEMM ladder's timing table among it). Needs a GPU, its driver and CUDA's lib64; no Bazel.
 # Inside a packed folder it runs that folder; from the repository it runs out/gpu.
-# Environment: TEST_TIMEOUT (seconds per test, default 600), STAGE_TIMEOUT (default 900),
+# Environment: TEST_TIMEOUT (seconds per test, default 180), STAGE_TIMEOUT (default 300),
+# RUN_BUDGET (seconds for the whole run, default 480: what is not started by then is listed as
+# "not run (budget)"; a lent GPU machine has about 15 minutes in all, 10 per command),
 # STAGE_ARGS (extra arguments for every stage, e.g. "--tour").
 set -uo pipefail
 
@@ -37,13 +39,22 @@ workdir() {
   echo "$wd"
 }
 
+run_start=$(date +%s)
+# True while the run's budget has time left for another item.
+in_budget() { (($(date +%s) - run_start < ${RUN_BUDGET:-480})); }
+
 rows=()
 failed=0 ran_any=0 skipped_all=1 first_skip=""
 while IFS=$'\t' read -r kind name label; do
   [[ $kind == test ]] || continue
+  if ! in_budget; then
+    rows+=("| $label | not run (budget) | 0 | 0 | 0 | 0 s |")
+    failed=$((failed + 1))
+    continue
+  fi
   xml="$results/$name.xml" log="$results/$name.log"
   start=$(date +%s.%N)
-  (cd "$(workdir "$name")" && timeout "${TEST_TIMEOUT:-600}" "$dir/bin/$name" --gtest_output="xml:$xml") >"$log" 2>&1
+  (cd "$(workdir "$name")" && timeout "${TEST_TIMEOUT:-180}" "$dir/bin/$name" --gtest_output="xml:$xml") >"$log" 2>&1
   rc=$?
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
   total=$(sed -n 's/.*<testsuites tests="\([0-9]*\)".*/\1/p' "$xml" 2>/dev/null | head -1)
@@ -80,7 +91,12 @@ while IFS=$'\t' read -r kind name label; do
   echo
   echo "### $label ${STAGE_ARGS:-}"
   echo
-  (cd "$(workdir "$name")" && timeout "${STAGE_TIMEOUT:-900}" "$dir/bin/$name" ${STAGE_ARGS:-}) 2>&1 |
+  if ! in_budget; then
+    echo "(not run: the run's budget of ${RUN_BUDGET:-480} s is spent)"
+    failed=$((failed + 1))
+    continue
+  fi
+  (cd "$(workdir "$name")" && timeout "${STAGE_TIMEOUT:-300}" "$dir/bin/$name" ${STAGE_ARGS:-}) 2>&1 |
     tee "$results/$name.log"
   rc=${PIPESTATUS[0]}
   if ((rc != 0)); then echo "(exit $rc)"; failed=$((failed + 1)); fi
