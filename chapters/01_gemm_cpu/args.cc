@@ -1,5 +1,7 @@
 #include "chapters/01_gemm_cpu/args.h"
 
+#include <cmath>
+
 #include "common/check.h"
 
 namespace book::gemm {
@@ -17,6 +19,14 @@ void check_gemm_args(const char* who, int m, int n, int k, const float* a, int l
                                << " elements); ldb must be >= " << b_row);
   BOOK_CHECK(ldc >= n, who << ": ldc=" << ldc << " is shorter than a row of C (n=" << n
                            << "); ldc must be >= " << n);
+}
+
+bool close_to(std::span<const float> c, std::span<const float> ref, int k) {
+  if (c.size() != ref.size()) return false;
+  const double tolerance = (k + 4) * std::ldexp(1.0, -23) * k;
+  for (std::size_t i = 0; i < c.size(); ++i)
+    if (!(std::abs(static_cast<double>(c[i]) - ref[i]) <= tolerance)) return false;
+  return true;
 }
 
 }  // namespace book::gemm

@@ -23,7 +23,7 @@ BlockSizes default_block_sizes() {
   return {ks.mc, ks.kc, ks.nc};
 }
 
-std::vector<BlockSizes> block_candidates(KernelShape shape, long l1_bytes, long l2_bytes) {
+std::vector<BlockSizes> block_candidates(KernelShape shape, int mc, long l1_bytes, long l2_bytes) {
   BOOK_CHECK(shape.mr >= 1 && shape.nr >= 1,
              "block_candidates: the kernel's MR and NR must be positive, got " << shape.mr << "×"
                                                                                << shape.nr);
@@ -31,9 +31,10 @@ std::vector<BlockSizes> block_candidates(KernelShape shape, long l1_bytes, long 
              "block_candidates: cache sizes must be positive (L1d "
                  << l1_bytes << " B, L2 " << l2_bytes
                  << " B); if the C library does not know them, pass them with --l1 and --l2");
+  BOOK_CHECK(
+      mc >= shape.mr && mc % shape.mr == 0,
+      "block_candidates: MC must be a positive multiple of MR = " << shape.mr << ", got " << mc);
   constexpr long kFloat = sizeof(float);
-  const int mc =
-      (2048 + shape.mr - 1) / shape.mr * shape.mr;  // as the defaults: ≥ 2048, whole panels
   std::set<std::tuple<int, int, int>> unique;
   for (int kc : {64, 96, 128, 192, 256, 384, 512, 768}) {
     if (shape.mr * kc * kFloat > l1_bytes / 2) continue;  // the A micro-panel: at most half of L1

@@ -30,10 +30,11 @@ BlockSizes default_block_sizes();
 
 /// Candidates for a kernel of `shape` on caches of `l1_bytes` (L1d per core) and `l2_bytes` (L2
 /// per core): KC from 64 to 768 with the A micro-panel at most half of L1; for each, NC (a
-/// multiple of NR) with the B block at 1/8, 1/4 or 1/2 of L2; MC the first multiple of MR from
-/// 2048. Sorted, no duplicates. Throws book::Error for a non-positive size or a shape that is not a
-/// kernel's.
-std::vector<BlockSizes> block_candidates(KernelShape shape, long l1_bytes, long l2_bytes);
+/// multiple of NR) with the B block at 1/8, 1/4 or 1/2 of L2; MC is `mc` in all of them (the stage
+/// keeps the default: MC only matters above n = MC). Sorted, no duplicates. Throws book::Error for
+/// a non-positive size, a shape that is not a kernel's, or an `mc` that is not a positive multiple
+/// of MR.
+std::vector<BlockSizes> block_candidates(KernelShape shape, int mc, long l1_bytes, long l2_bytes);
 
 /// L1d and L2 per core as the C library reports them (sysconf); 0 where it does not know.
 long l1d_cache_bytes();

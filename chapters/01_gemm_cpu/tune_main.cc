@@ -6,12 +6,12 @@
 //   bazel run -c opt //chapters/01_gemm_cpu:tune -- --n=2048 --threads=2
 //   bazel run -c opt //chapters/01_gemm_cpu:tune -- --l1=32768 --l2=1048576   other cache sizes
 #include <algorithm>
-#include <cmath>
 #include <iostream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "chapters/01_gemm_cpu/args.h"
 #include "chapters/01_gemm_cpu/tune.h"
 #include "common/buffer.h"
 #include "common/check.h"
@@ -59,14 +59,6 @@ Options parse(int argc, char** argv) {
   return options;
 }
 
-// Same tolerance as the ladder's sanity check: another KC sums in another order.
-double worst_difference(const AlignedBuffer<float>& x, const AlignedBuffer<float>& y) {
-  double worst = 0;
-  for (std::size_t i = 0; i < x.size(); ++i)
-    worst = std::max(worst, std::abs(static_cast<double>(x[i]) - y[i]));
-  return std::isnan(worst) ? INFINITY : worst;
-}
-
 int run(const Options& options) {
   const int n = options.n;
   const long l1 = options.l1 > 0 ? options.l1 : l1d_cache_bytes();
@@ -77,7 +69,11 @@ int run(const Options& options) {
             << l2 / 1024 << " KiB per core" << (options.l1 || options.l2 ? " (as given)" : "")
             << "; defaults " << describe(defaults) << "; n = " << n << ", " << options.threads
             << " thread(s)\n";
-  std::vector<BlockSizes> candidates = block_candidates(shape, l1, l2);
+  std::vector<BlockSizes> candidates = block_candidates(shape, defaults.mc, l1, l2);
+  BOOK_CHECK(!candidates.empty(), "tune: no block sizes fit an L1d of "
+                                      << l1 << " B and an L2 of " << l2
+                                      << " B (the A micro-panel needs at least "
+                                      << 2 * shape.mr * 64 * 4 << " B of L1); check --l1 and --l2");
 
   Rng rng(20261129);
   const std::size_t size = static_cast<std::size_t>(n) * n;
@@ -88,7 +84,6 @@ int run(const Options& options) {
     matmul_with_blocks(blocks, options.threads, n, n, n, a.data(), n, b.data(), n, out.data(), n);
   };
   with(defaults, reference);
-  const double tolerance = (n + 4) * std::ldexp(1.0, -23) * n;  // Σ|a b| <= n for |a|, |b| < 1
   const double flops = 2.0 * n * n * n;
 
   Table table({"MC", "KC", "NC", "A micro-panel (KiB, % of L1)", "B block (KiB, % of L2)",
@@ -101,10 +96,9 @@ int run(const Options& options) {
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const BlockSizes& blocks = candidates[i];
     with(blocks, c);
-    const double difference = worst_difference(c, reference);
-    BOOK_CHECK(difference <= tolerance,
-               "tune: " << describe(blocks) << " differs from the defaults by " << difference
-                        << " (tolerance " << tolerance << "): an engine bug, please report it");
+    BOOK_CHECK(close_to(c.span(), reference.span(), n),  // another KC sums in another order
+               "tune: " << describe(blocks)
+                        << " gives another C than the defaults: an engine bug, please report it");
     // In turns with the defaults, so a change in the machine's load hits both alike.
     std::vector<double> mine, theirs;
     const int turns = std::clamp(static_cast<int>(0.3 / (flops / 50e9)), 3, 9);

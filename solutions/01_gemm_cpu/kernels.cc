@@ -99,7 +99,7 @@ __attribute__((target("avx512f"))) void kernel_12x32_avx512(int kc, const float*
 //   read and written fewer times (k / KC);
 // NC so that the packed B block (KC×NC: 512 KiB for both) stays in L2, a quarter of it, leaving
 //   room for the A panels and C passing through;
-// MC so that the packed A block (MC×KC: 2-3 MiB) is read from L3, and up to n = 2048 A and B are
+// MC so that the packed A block (MC×KC: 2-4 MiB) is read from L3, and up to n = 2048 A and B are
 //   each packed once: 2052 = 171 × 12 = 342 × 6, the smallest multiple of both MRs from 2048 up,
 //   so that every A block is whole micro-panels.
 // Measured here (2026-11-29): by hand first (scratch runs of a few candidates against OpenBLAS in

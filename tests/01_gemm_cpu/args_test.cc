@@ -2,9 +2,12 @@
 // before any rung runs (so these pass on both tracks).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "chapters/01_gemm_cpu/args.h"
 #include "chapters/01_gemm_cpu/dispatch.h"
 #include "chapters/01_gemm_cpu/peak.h"
 #include "chapters/01_gemm_cpu/sgemm.h"
@@ -78,6 +81,19 @@ TEST(SgemmArguments, RejectsBadInput) {
   expect_error([&] { sgemm(no, yes, 4, 7, 3, 1, a, 3, b, 2, 0, c, 7); }, "ldb=2");
   expect_error([&] { sgemm(no, no, 4, 7, 3, 1, a, 3, b, 7, 0, c, 6); }, "ldc=6");
   expect_error([] { set_sgemm_threads(-1); }, "threads must be >= 0");
+}
+
+TEST(StageCheck, CloseToAcceptsRoundingAndRejectsErrorsNanAndSizes) {
+  const int k = 100;
+  const double tolerance = (k + 4) * std::ldexp(1.0, -23) * k;  // 1.24e-3
+  const std::vector<float> ref{1.0f, -2.0f, 0.5f};
+  std::vector<float> c{1.0f + 1e-4f, -2.0f, 0.5f};
+  EXPECT_TRUE(close_to(c, ref, k));
+  c[1] = static_cast<float>(-2.0 - 2 * tolerance);
+  EXPECT_FALSE(close_to(c, ref, k));
+  c[1] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_FALSE(close_to(c, ref, k));
+  EXPECT_FALSE(close_to(std::vector<float>{1.0f}, ref, k));
 }
 
 TEST(PeakArguments, RejectsNonPositiveThreads) {

@@ -16,7 +16,7 @@ TEST(BlockCandidates, FollowTheCacheRules) {
   for (const KernelShape shape : {KernelShape{6, 16}, KernelShape{12, 32}})
     for (const auto& [l1, l2] : {std::pair{32L << 10, 1L << 20}, std::pair{48L << 10, 2L << 20},
                                  std::pair{64L << 10, 512L << 10}}) {
-      const auto candidates = block_candidates(shape, l1, l2);
+      const auto candidates = block_candidates(shape, 2052, l1, l2);
       ASSERT_FALSE(candidates.empty())
           << shape.mr << "x" << shape.nr << " L1 " << l1 << " L2 " << l2;
       for (const BlockSizes& b : candidates) {
@@ -27,7 +27,7 @@ TEST(BlockCandidates, FollowTheCacheRules) {
         EXPECT_LE(static_cast<long>(b.kc) * b.nc * 4, l2 / 2) << "B block must fit half of L2";
         EXPECT_EQ(b.nc % shape.nr, 0);
         EXPECT_GE(b.nc, shape.nr);
-        EXPECT_EQ(b.mc % shape.mr, 0);
+        EXPECT_EQ(b.mc, 2052);
       }
       for (std::size_t i = 1; i < candidates.size(); ++i)  // sorted, no duplicates
         EXPECT_TRUE(std::tie(candidates[i - 1].mc, candidates[i - 1].kc, candidates[i - 1].nc) <
@@ -36,8 +36,8 @@ TEST(BlockCandidates, FollowTheCacheRules) {
 }
 
 TEST(BlockCandidates, BiggerL2GivesWiderBBlocks) {
-  const auto small = block_candidates({12, 32}, 48 << 10, 1 << 20);
-  const auto big = block_candidates({12, 32}, 48 << 10, 4 << 20);
+  const auto small = block_candidates({12, 32}, 2052, 48 << 10, 1 << 20);
+  const auto big = block_candidates({12, 32}, 2052, 48 << 10, 4 << 20);
   auto widest = [](const std::vector<BlockSizes>& c) {
     int nc = 0;
     for (const auto& b : c) nc = std::max(nc, b.nc);
@@ -47,9 +47,10 @@ TEST(BlockCandidates, BiggerL2GivesWiderBBlocks) {
 }
 
 TEST(BlockCandidates, RejectsNonsense) {
-  EXPECT_THROW(block_candidates({12, 32}, 0, 1 << 20), Error);
-  EXPECT_THROW(block_candidates({12, 32}, 48 << 10, -1), Error);
-  EXPECT_THROW(block_candidates({0, 32}, 48 << 10, 1 << 20), Error);
+  EXPECT_THROW(block_candidates({12, 32}, 2052, 0, 1 << 20), Error);
+  EXPECT_THROW(block_candidates({12, 32}, 2052, 48 << 10, -1), Error);
+  EXPECT_THROW(block_candidates({0, 32}, 2052, 48 << 10, 1 << 20), Error);
+  EXPECT_THROW(block_candidates({12, 32}, 2048, 48 << 10, 1 << 20), Error);  // not whole panels
 }
 
 TEST(MatmulWithBlocks, CorrectForOddBlockSizes) {
