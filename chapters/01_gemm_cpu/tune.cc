@@ -8,18 +8,18 @@
 #include <tuple>
 
 #include "chapters/01_gemm_cpu/args.h"
+#include "chapters/01_gemm_cpu/engine/engine.h"
 #include "common/check.h"
-#include "solutions/01_gemm_cpu/blis.h"
 
 namespace book::gemm {
 
 KernelShape best_kernel_shape() {
-  const detail::KernelSpec& ks = detail::best_kernel();
+  const engine::KernelSpec& ks = engine::best_kernel();
   return {ks.mr, ks.nr};
 }
 
 BlockSizes default_block_sizes() {
-  const detail::KernelSpec& ks = detail::best_kernel();
+  const engine::KernelSpec& ks = engine::best_kernel();
   return {ks.mc, ks.kc, ks.nc};
 }
 
@@ -55,7 +55,7 @@ long l2_cache_bytes() { return std::max(0L, sysconf(_SC_LEVEL2_CACHE_SIZE)); }
 void matmul_with_blocks(const BlockSizes& blocks, int threads, int m, int n, int k, const float* a,
                         int lda, const float* b, int ldb, float* c, int ldc) {
   check_gemm_args("matmul_with_blocks", m, n, k, a, lda, k, b, ldb, n, c, ldc);
-  detail::KernelSpec spec = detail::best_kernel();
+  engine::KernelSpec spec = engine::best_kernel();
   BOOK_CHECK(blocks.mc >= spec.mr && blocks.mc % spec.mr == 0,
              "matmul_with_blocks: MC must be a positive multiple of MR = " << spec.mr << ", got "
                                                                            << blocks.mc);
@@ -67,7 +67,7 @@ void matmul_with_blocks(const BlockSizes& blocks, int threads, int m, int n, int
   spec.mc = blocks.mc;
   spec.kc = blocks.kc;
   spec.nc = blocks.nc;
-  detail::five_loops(detail::plain(m, n, k, a, lda, b, ldb, c, ldc), spec, threads);
+  engine::five_loops(engine::plain(m, n, k, a, lda, b, ldb, c, ldc), spec, threads);
 }
 
 std::string describe(const BlockSizes& blocks) {

@@ -1,7 +1,7 @@
 /// @file
 /// Block sizes for this machine: the candidates the `tune` stage tries, and the engine run with
-/// any of them. The defaults in solutions/01_gemm_cpu/kernels.cc were measured on one machine;
-/// `bazel run -c opt //chapters/01_gemm_cpu:tune` measures the alternatives on yours.
+/// any of them. The defaults in chapters/01_gemm_cpu/engine/kernels.cc were measured on one
+/// machine; `bazel run -c opt //chapters/01_gemm_cpu:tune` measures the alternatives on yours.
 #pragma once
 
 #include <string>
@@ -25,7 +25,7 @@ struct KernelShape {
 
 /// The kernel sgemm uses here, and the block sizes it uses by default.
 KernelShape best_kernel_shape();
-/// The default block sizes of the kernel sgemm uses here (solutions/01_gemm_cpu/kernels.cc).
+/// The default block sizes of the kernel sgemm uses here (chapters/01_gemm_cpu/engine/kernels.cc).
 BlockSizes default_block_sizes();
 
 /// Candidates for a kernel of `shape` on caches of `l1_bytes` (L1d per core) and `l2_bytes` (L2

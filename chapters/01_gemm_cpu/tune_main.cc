@@ -1,6 +1,6 @@
 // The tune stage: tries cache-block sizes around this machine's L1 and L2 for the kernel sgemm uses
-// here, each timed in turns with the defaults of solutions/01_gemm_cpu/kernels.cc, and prints them
-// best first. The defaults were measured on one machine; this measures yours.
+// here, each timed in turns with the defaults of chapters/01_gemm_cpu/engine/kernels.cc, and prints
+// them best first. The defaults were measured on one machine; this measures yours.
 //
 //   bazel run -c opt //chapters/01_gemm_cpu:tune                  n = 1024, one thread
 //   bazel run -c opt //chapters/01_gemm_cpu:tune -- --n=2048 --threads=2
@@ -132,9 +132,10 @@ int run(const Options& options) {
   table.write_json(base + ".json");
   std::cout << "wrote " << base << ".{csv,json}\n";
   const Result& best = results.front();
-  std::cout << "best here: " << describe(best.blocks) << " at " << fixed(best.ratio, 3)
-            << "x the defaults. Differences of a few percent are within the noise of one run: "
-               "run again (or at another --n) before you edit solutions/01_gemm_cpu/kernels.cc.\n";
+  std::cout
+      << "best here: " << describe(best.blocks) << " at " << fixed(best.ratio, 3)
+      << "x the defaults. Differences of a few percent are within the noise of one run: "
+         "run again (or at another --n) before you edit chapters/01_gemm_cpu/engine/kernels.cc.\n";
   return 0;
 }
 

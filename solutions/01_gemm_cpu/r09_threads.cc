@@ -4,15 +4,15 @@
 // element of C. The threads and the packing buffers are kept between calls.
 #include <thread>
 
+#include "chapters/01_gemm_cpu/engine/engine.h"
 #include "chapters/01_gemm_cpu/gemm.h"
-#include "solutions/01_gemm_cpu/blis.h"
 
 namespace book::gemm {
 
 void matmul_threads(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
                     int ldc) {
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  detail::five_loops(detail::plain(m, n, k, a, lda, b, ldb, c, ldc), detail::best_kernel(),
+  engine::five_loops(engine::plain(m, n, k, a, lda, b, ldb, c, ldc), engine::best_kernel(),
                      threads);
 }
 

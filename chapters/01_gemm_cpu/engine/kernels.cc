@@ -9,9 +9,9 @@
 // another loop order), it took the engine from ~70 to ~100 GFLOP/s.
 #include <immintrin.h>
 
-#include "solutions/01_gemm_cpu/blis.h"
+#include "chapters/01_gemm_cpu/engine/engine.h"
 
-namespace book::gemm::detail {
+namespace book::gemm::engine {
 namespace {
 
 void kernel_6x16_avx2(int kc, const float* __restrict a, const float* __restrict b, float* c,
@@ -117,4 +117,4 @@ const KernelSpec& best_kernel() {
   return has_avx512 ? kAvx512Kernel : kAvx2Kernel;
 }
 
-}  // namespace book::gemm::detail
+}  // namespace book::gemm::engine

@@ -2,9 +2,9 @@
 // kernel streams contiguous, aligned memory (one TLB page serves ~1000 steps instead of one row).
 #include <algorithm>
 
-#include "solutions/01_gemm_cpu/blis.h"
+#include "chapters/01_gemm_cpu/engine/engine.h"
 
-namespace book::gemm::detail {
+namespace book::gemm::engine {
 
 void pack_a(const Strided& a, int i0, int p0, int mc, int kc, int mr, float* dst) {
   for (int panel = 0; panel < mc; panel += mr, dst += mr * kc) {
@@ -34,4 +34,4 @@ void pack_b(const Strided& b, int p0, int j0, int kc, int nc, int nr, float* dst
   }
 }
 
-}  // namespace book::gemm::detail
+}  // namespace book::gemm::engine

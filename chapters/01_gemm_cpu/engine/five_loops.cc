@@ -12,11 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include "chapters/01_gemm_cpu/engine/engine.h"
 #include "common/buffer.h"
-#include "solutions/01_gemm_cpu/blis.h"
 
 namespace book::gemm {
-namespace detail {
+namespace engine {
 namespace {
 
 // Loops 2 and 1 over one packed MC×KC block of A and one packed KC×NC block of B: the A micro-panel
@@ -194,5 +194,5 @@ void five_loops(const Problem& pr, const KernelSpec& ks, int threads) {
   //! [thread-split]
 }
 
-}  // namespace detail
+}  // namespace engine
 }  // namespace book::gemm
