@@ -52,6 +52,10 @@ void kernel_6x16_avx2(int kc, const float* __restrict a, const float* __restrict
   }
 }
 
+}  // namespace
+
+// The engine's own AVX-512 kernel, and the answer to gemm.08.
+//! [avx512-kernel]
 __attribute__((target("avx512f"))) void kernel_12x32_avx512(int kc, const float* __restrict a,
                                                             const float* __restrict b, float* c,
                                                             long ldc, float alpha, float beta) {
@@ -89,8 +93,7 @@ __attribute__((target("avx512f"))) void kernel_12x32_avx512(int kc, const float*
     _mm512_storeu_ps(row + 16, r1);
   }
 }
-
-}  // namespace
+//! [avx512-kernel]
 
 // Block sizes, for a core with 48 KiB L1d and 2 MiB L2 (this machine; typical of recent cores), in
 // the loop order of r06_five_loops.cc:
@@ -112,9 +115,11 @@ __attribute__((target("avx512f"))) void kernel_12x32_avx512(int kc, const float*
 const KernelSpec kAvx2Kernel{6, 16, 2052, 256, 512, kernel_6x16_avx2};
 const KernelSpec kAvx512Kernel{12, 32, 2052, 512, 256, kernel_12x32_avx512};
 
-const KernelSpec& best_kernel() {
-  static const bool has_avx512 = __builtin_cpu_supports("avx512f");
-  return has_avx512 ? kAvx512Kernel : kAvx2Kernel;
+bool has_avx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
 }
+
+const KernelSpec& best_kernel() { return has_avx512() ? kAvx512Kernel : kAvx2Kernel; }
 
 }  // namespace book::gemm::engine
