@@ -1,5 +1,5 @@
-// The scaffolding rungs' schedules (1, 2, 4, 6, 7, 9, 10), the shared index arithmetic, the argument
-// checks and the CPU reference. Runs on any machine; no GPU.
+// The scaffolding rungs' schedules (1, 2, 4, 6, 7, 9, 10), the shared index arithmetic, the
+// argument checks and the CPU reference. Runs on any machine; no GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
