@@ -7,7 +7,7 @@
 
 #include "chapters/12_dynamic_programming/brute_force.h"
 #include "chapters/12_dynamic_programming/explain_tables.h"
-#include "chapters/12_dynamic_programming/robbers_stocks.h"
+#include "chapters/12_dynamic_programming/robbers.h"
 #include "common/check.h"
 
 namespace book::dp {
