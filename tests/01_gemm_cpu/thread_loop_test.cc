@@ -20,7 +20,7 @@ namespace book::gemm {
 namespace {
 
 struct Step {
-  enum Kind { kPackA, kPackB, kMultiply } kind;
+  enum class Kind { kPackA, kPackB, kMultiply } kind;
   int thread, phase;   // phase: barriers this thread had passed
   int a0, a1, a2, a3;  // the arguments, in declaration order
 };
@@ -31,13 +31,13 @@ class RecordingWork final : public ThreadWork {
       : sizes_(sizes), thread_(thread), steps_(steps) {}
   LoopSizes sizes() const override { return sizes_; }
   void pack_a(int ic, int pc, int first, int last) override {
-    steps_.push_back({Step::kPackA, thread_, barriers, ic, pc, first, last});
+    steps_.push_back({Step::Kind::kPackA, thread_, barriers, ic, pc, first, last});
   }
   void pack_b(int pc, int jc, int nc) override {
-    steps_.push_back({Step::kPackB, thread_, barriers, pc, jc, nc, 0});
+    steps_.push_back({Step::Kind::kPackB, thread_, barriers, pc, jc, nc, 0});
   }
   void multiply(int ic, int pc, int jc, int nc) override {
-    steps_.push_back({Step::kMultiply, thread_, barriers, ic, pc, jc, nc});
+    steps_.push_back({Step::Kind::kMultiply, thread_, barriers, ic, pc, jc, nc});
   }
   void wait_for_all() override { ++barriers; }
   int barriers = 0;
@@ -87,16 +87,16 @@ void check_loops(const LoopSizes& s, int threads) {
     // Packing and multiplying between the same two barriers is safe only on one thread.
     std::set<int> packers, multipliers, both;
     for (const Step* step : in_phase) {
-      if (step->kind == Step::kPackA) packers.insert(step->thread);
-      if (step->kind == Step::kMultiply) multipliers.insert(step->thread);
-      if (step->kind != Step::kPackB) both.insert(step->thread);
+      if (step->kind == Step::Kind::kPackA) packers.insert(step->thread);
+      if (step->kind == Step::Kind::kMultiply) multipliers.insert(step->thread);
+      if (step->kind != Step::Kind::kPackB) both.insert(step->thread);
     }
     ASSERT_FALSE(!packers.empty() && !multipliers.empty() && both.size() > 1)
         << what << ": between barriers " << phase << " and " << phase + 1
         << " one thread packs the shared block of A while another may be multiplying from it: "
            "put a wait_for_all() between packing and multiplying";
     for (const Step* step : in_phase) {  // one thread's steps in its order, thread after thread
-      if (step->kind == Step::kPackA) {
+      if (step->kind == Step::Kind::kPackA) {
         const std::pair<int, int> block{step->a0, step->a1};
         ASSERT_TRUE(step->a0 >= 0 && step->a0 < s.m && step->a0 % s.mc == 0 && step->a1 >= 0 &&
                     step->a1 < s.k && step->a1 % s.kc == 0 && 0 <= step->a2 &&
@@ -111,7 +111,7 @@ void check_loops(const LoopSizes& s, int threads) {
               << ", after " << phase << " barriers)";
         if (static_cast<int>(packed.size()) == panels_of_block(s, block.first))
           ++packed_count[block];
-      } else if (step->kind == Step::kMultiply) {
+      } else if (step->kind == Step::Kind::kMultiply) {
         const std::pair<int, int> block{step->a0, step->a1};
         ASSERT_TRUE(block == held &&
                     static_cast<int>(packed.size()) == panels_of_block(s, block.first))
@@ -138,11 +138,11 @@ void check_loops(const LoopSizes& s, int threads) {
   std::map<std::tuple<int, int>, std::pair<int, int>>
       last_writer;  // (ic, column) -> (thread, phase)
   for (const Step* step : ordered) {
-    if (step->kind == Step::kPackB) {
+    if (step->kind == Step::Kind::kPackB) {
       last_b[step->thread] = {step->a0, step->a1, step->a2};
       continue;
     }
-    if (step->kind != Step::kMultiply) continue;
+    if (step->kind != Step::Kind::kMultiply) continue;
     const int ic = step->a0, pc = step->a1, jc = step->a2, nc = step->a3;
     ASSERT_TRUE(jc >= 0 && nc >= 1 && nc <= s.nc && jc + nc <= s.n)
         << what << ": thread " << step->thread << " multiplies columns [" << jc << ", " << jc + nc
