@@ -46,7 +46,7 @@ void macro_kernel(const Problem& pr, const KernelSpec& ks, const Pieces& pieces,
 }
 
 // Packing buffers kept between calls (they only grow): a fresh 1-3 MiB buffer per call costs a page
-// fault per 4 KiB, about 7% of a 1024³ multiply on two cores here. One set per calling thread.
+// fault per 4 KiB (the README's rung 9 has what that measured). One set per calling thread.
 struct Workspace {
   AlignedBuffer<float> a;               // the shared MC×KC block of A
   std::vector<AlignedBuffer<float>> b;  // each thread's KC×NC block of B

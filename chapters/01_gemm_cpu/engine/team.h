@@ -12,9 +12,9 @@
 namespace book::gemm::engine {
 
 /// A barrier whose waiters spin for up to 200 µs before they sleep. Waking a sleeping thread
-/// takes the kernel tens of microseconds (more in a VM), and a 256³ multiply on two cores crosses
-/// four barriers in about 150 µs; OpenBLAS's threads spin too. std::barrier spins only briefly
-/// before it sleeps.
+/// takes the kernel tens of microseconds (more in a VM), and a small multiply on two cores
+/// crosses several barriers in a fraction of a millisecond (the README's rung 9 has the numbers);
+/// OpenBLAS's threads spin too. std::barrier spins only briefly before it sleeps.
 class SpinBarrier {
  public:
   /// A barrier for `count` threads.
@@ -29,8 +29,8 @@ class SpinBarrier {
 };
 
 /// Worker threads kept between calls, as OpenBLAS and BLIS keep theirs: starting a thread costs
-/// tens of microseconds, 10% or more of a 256³ multiply on two cores (about 150 µs). Use one team
-/// per calling thread, so two callers never wait for each other's workers.
+/// tens of microseconds, a large share of a small multiply on two cores. Use one team per calling
+/// thread, so two callers never wait for each other's workers.
 class Team {
  public:
   Team() = default;
