@@ -10,6 +10,19 @@
 
 namespace book::gemm::ladder {
 
+/// The stage's command line.
+struct Options {
+  std::vector<int> sizes{256, 512, 1024, 2048};  ///< n of each run (m = n = k)
+  bool tour = false;             ///< print the tour lines (and run n = 1024 alone, unless --sizes)
+  bool slow_everywhere = false;  ///< run rungs 1–3 above n = 1024 too (minutes)
+};
+
+/// Parses the stage's flags (the arguments after the program's name): `--tour`, `--big` (adds
+/// n = 4096), `--sizes=N,N,...` (1 to 16384 each), `--slow`.
+/// @throws book::UsageError for anything else, a malformed or out-of-range size included (say
+///   `--sizes=5x` or `--sizes=1e3`); book::HelpRequested for `--help`.
+Options parse_options(const std::vector<std::string>& arguments);
+
 /// The machine's ceilings on one thread and on all hardware threads, measured (peak.h).
 struct Ceilings {
   int threads;        ///< all hardware threads

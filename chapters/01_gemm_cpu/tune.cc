@@ -10,6 +10,7 @@
 #include "chapters/01_gemm_cpu/args.h"
 #include "chapters/01_gemm_cpu/engine/engine.h"
 #include "common/check.h"
+#include "common/flags.h"
 
 namespace book::gemm {
 
@@ -68,6 +69,20 @@ void matmul_with_blocks(const BlockSizes& blocks, int threads, int m, int n, int
   spec.kc = blocks.kc;
   spec.nc = blocks.nc;
   engine::five_loops(engine::plain(m, n, k, a, lda, b, ldb, c, ldc), spec, threads);
+}
+
+TuneOptions parse_tune_options(const std::vector<std::string>& arguments) {
+  TuneOptions options;
+  Flags flags("tune",
+              "times cache-block sizes for this machine's L1 and L2 against the engine's defaults");
+  flags.add("n", &options.n, "the size timed (m = n = k)").range(64, 16384);
+  flags.add("threads", &options.threads, "threads the engine runs on").range(1, 1024);
+  flags.add("l1", &options.l1, "L1d bytes per core (0: ask the C library)")
+      .range(1024, std::int64_t{1} << 40);
+  flags.add("l2", &options.l2, "L2 bytes per core (0: ask the C library)")
+      .range(1024, std::int64_t{1} << 40);
+  flags.parse(arguments);
+  return options;
 }
 
 std::string describe(const BlockSizes& blocks) {

@@ -9,23 +9,13 @@
 
 #include "chapters/01_gemm_cpu/engine/engine.h"
 #include "common/check.h"
+#include "common/testing/expect_error.h"
 #include "tests/01_gemm_cpu/checking.h"
 
 namespace book::gemm {
 namespace {
 
-// Runs `call`, expects book::Error whose message contains every one of `needles`.
-template <typename Call>
-void expect_error(Call call, std::initializer_list<std::string> needles) {
-  try {
-    call();
-    ADD_FAILURE() << "expected book::Error, got no error";
-  } catch (const Error& error) {
-    for (const std::string& needle : needles)
-      EXPECT_NE(std::string(error.what()).find(needle), std::string::npos)
-          << "message \"" << error.what() << "\" does not mention \"" << needle << "\"";
-  }
-}
+using ::book::testing::expect_error;
 
 void run_with_loop(decltype(&five_loops_thread) loop, int threads, int m, int n, int k,
                    std::vector<float>& c) {
