@@ -32,12 +32,12 @@ double time_all_reduce(int ranks, std::size_t bytes, Algorithm algorithm, int re
   std::vector<double> batches;
   run_ranks(ranks, [&](Communicator& comm) {
     std::vector<float> data(bytes / sizeof(float), 1.0f + static_cast<float>(comm.rank()));
-    comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);
+    comm.all_reduce(std::span<float>(data), ReduceOp::kSum, algorithm);
     for (int batch = 0; batch < 3; ++batch) {
       comm.barrier();
       Timer timer;
       for (int i = 0; i < reps; ++i)
-        comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);
+        comm.all_reduce(std::span<float>(data), ReduceOp::kSum, algorithm);
       comm.barrier();
       if (comm.rank() == 0) batches.push_back(timer.seconds() / reps);
     }
@@ -74,7 +74,7 @@ std::uint64_t ring_bytes_sent(int ranks, std::size_t bytes) {
   std::uint64_t sent = 0;
   run_ranks(ranks, [&](Communicator& comm) {
     std::vector<float> data(bytes / sizeof(float), 1.0f);
-    comm.all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring);
+    comm.all_reduce(std::span<float>(data), ReduceOp::kSum, Algorithm::kRing);
     if (comm.rank() == 1) sent = comm.counters().bytes_sent;
   });
   return sent;
@@ -86,10 +86,10 @@ std::size_t trace_one(int ranks, Algorithm algorithm, const std::string& path) {
   const std::size_t count = (4u << 20) / sizeof(float);
   run_ranks(ranks, [&](Communicator& comm) {
     std::vector<float> data(count, 1.0f);
-    comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);  // warm the pages
+    comm.all_reduce(std::span<float>(data), ReduceOp::kSum, algorithm);  // warm the pages
     comm.barrier();
     comm.set_trace(&trace);
-    comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);
+    comm.all_reduce(std::span<float>(data), ReduceOp::kSum, algorithm);
     comm.set_trace(nullptr);
   });
   trace.write_json(path);
@@ -99,8 +99,8 @@ std::size_t trace_one(int ranks, Algorithm algorithm, const std::string& path) {
 
 void write_traces(int ranks, const std::string& path) {
   const std::string fused = path + ".fused.json";
-  const std::size_t plain_events = trace_one(ranks, Algorithm::ring, path);
-  const std::size_t fused_events = trace_one(ranks, Algorithm::ring_fused, fused);
+  const std::size_t plain_events = trace_one(ranks, Algorithm::kRing, path);
+  const std::size_t fused_events = trace_one(ranks, Algorithm::kRingFused, fused);
   std::printf(
       "wrote %s (%zu events) and %s (%zu events): a 4 MiB ring and fused-ring all-reduce on %d "
       "ranks; open them in https://ui.perfetto.dev, or plot the .tsv next to each with trace.gp\n",
@@ -138,8 +138,8 @@ int run(int argc, char** argv) {
         {format_bytes(bytes), per_thread, micros(link), fixed(link, 2), fixed(link, 2), "1.00"});
     const bool big_tour_size = tour && bytes > max_bytes;
     for (Algorithm algo :
-         {Algorithm::naive, Algorithm::tree, Algorithm::ring, Algorithm::ring_fused}) {
-      const bool is_ring = algo == Algorithm::ring || algo == Algorithm::ring_fused;
+         {Algorithm::kNaive, Algorithm::kTree, Algorithm::kRing, Algorithm::kRingFused}) {
+      const bool is_ring = algo == Algorithm::kRing || algo == Algorithm::kRingFused;
       if (big_tour_size && !is_ring) continue;
       std::fprintf(stderr, "[busbw] %d ranks, %s, %s x %d ...\n", ranks,
                    format_bytes(bytes).c_str(), algorithm_name(algo), reps);

@@ -1,5 +1,5 @@
 // The stage's MPI variant: the same all-reduce table with ranks as processes, and MPI_Allreduce
-// (Algorithm::native) as the peer in the same run.
+// (Algorithm::kNative) as the peer in the same run.
 //
 //   bazel build -c opt //chapters/03_collectives:busbw_mpi
 //   mpirun -np 4 --oversubscribe bazel-bin/chapters/03_collectives/busbw_mpi [--max-mib M]
@@ -22,13 +22,13 @@ namespace {
 // per batch the slowest rank's time, and the median batch (the machine is shared).
 double time_all_reduce(MpiCommunicator& comm, std::vector<float>& data, Algorithm algorithm,
                        int reps) {
-  comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);
+  comm.all_reduce(std::span<float>(data), ReduceOp::kSum, algorithm);
   std::vector<double> batches;
   for (int batch = 0; batch < 3; ++batch) {
     comm.barrier();
     Timer timer;
     for (int i = 0; i < reps; ++i)
-      comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);
+      comm.all_reduce(std::span<float>(data), ReduceOp::kSum, algorithm);
     comm.barrier();
     double mine = timer.seconds() / reps, slowest = 0;
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm.mpi_comm());
@@ -49,8 +49,8 @@ int run(int argc, char** argv) {
   Table table(
       {"size", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "busbw / MPI_Allreduce"});
   // ring_fused runs too, though over MPI its receive still lands in a buffer before the reduce.
-  const Algorithm algorithms[] = {Algorithm::native, Algorithm::naive, Algorithm::tree,
-                                  Algorithm::ring, Algorithm::ring_fused};
+  const Algorithm algorithms[] = {Algorithm::kNative, Algorithm::kNaive, Algorithm::kTree,
+                                  Algorithm::kRing, Algorithm::kRingFused};
   std::map<std::size_t, double> ring_vs_native;
   std::vector<float> data;
   for (std::size_t bytes : size_sweep(1024, max_bytes, 4)) {
@@ -64,10 +64,10 @@ int run(int argc, char** argv) {
       const double seconds = time_all_reduce(comm, data, algo, reps);
       const double alg = algbw_gbs(bytes, seconds);
       const double bus = alg * all_reduce_bus_factor(comm.size());
-      if (algo == Algorithm::native) native_bus = bus;
-      if (algo == Algorithm::ring) ring_vs_native[bytes] = bus / native_bus;
+      if (algo == Algorithm::kNative) native_bus = bus;
+      if (algo == Algorithm::kRing) ring_vs_native[bytes] = bus / native_bus;
       table.add_row(
-          {format_bytes(bytes), algo == Algorithm::native ? "MPI_Allreduce" : algorithm_name(algo),
+          {format_bytes(bytes), algo == Algorithm::kNative ? "MPI_Allreduce" : algorithm_name(algo),
            fixed(seconds * 1e6, 1), fixed(alg, 3), fixed(bus, 3), fixed(bus / native_bus, 2)});
     }
   }

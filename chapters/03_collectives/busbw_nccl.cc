@@ -33,12 +33,12 @@ int run(int argc, char** argv) {
   BOOK_CUDA_CHECK(cudaMemset(device, 0, max_bytes));
   Table table({"size", "time (us)", "algbw (GB/s)", "busbw (GB/s)"});
   for (std::size_t bytes : size_sweep(1024, max_bytes, 4)) {
-    const Buffer data(device, bytes / sizeof(float), DType::f32);
+    const Buffer data(device, bytes / sizeof(float), DType::kF32);
     const int reps = repetitions_for(bytes, std::size_t{8} << 30);
-    nccl->all_reduce(data, ReduceOp::sum, Algorithm::native);  // warm-up
+    nccl->all_reduce(data, ReduceOp::kSum, Algorithm::kNative);  // warm-up
     mpi.barrier();
     Timer timer;
-    for (int i = 0; i < reps; ++i) nccl->all_reduce(data, ReduceOp::sum, Algorithm::native);
+    for (int i = 0; i < reps; ++i) nccl->all_reduce(data, ReduceOp::kSum, Algorithm::kNative);
     double mine = timer.seconds() / reps, slowest = 0;
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, mpi.mpi_comm());
     const double alg = algbw_gbs(bytes, slowest);

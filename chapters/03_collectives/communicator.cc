@@ -101,7 +101,7 @@ void Communicator::sendrecv_reduce(ConstBuffer out, int dst, Buffer inout, int s
   check_peer(dst, "send to");
   check_peer(src, "receive from");
   BOOK_CHECK(tag >= 0, where() << ": tags must be ≥ 0, got " << tag);
-  BOOK_CHECK(op != ReduceOp::avg,
+  BOOK_CHECK(op != ReduceOp::kAvg,
              where() << ": sendrecv_reduce adds or takes the max; divide by the size afterwards");
   const double start = trace_ ? trace_->now_us() : 0;
   transport_sendrecv_reduce(out.data, out.bytes(), dst, inout, src, tag, op);
@@ -136,7 +136,7 @@ void Communicator::reduce_local(Buffer dst, ConstBuffer src, ReduceOp op) {
 void tree_reduce(Communicator& comm, Buffer data, int root, ReduceOp op) {
   const int n = comm.size();
   const int me = (comm.rank() - root + n) % n;  // position in a tree rooted at 0
-  const ReduceOp step_op = op == ReduceOp::avg ? ReduceOp::sum : op;
+  const ReduceOp step_op = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
   const Buffer incoming = comm.temporary(data.count, data.dtype);
   // Level k: ranks with bit k set send their partial result to the rank 2^k below and stop.
   for (int mask = 1; mask < n; mask <<= 1) {
@@ -149,7 +149,7 @@ void tree_reduce(Communicator& comm, Buffer data, int root, ReduceOp op) {
       comm.reduce_local(data, incoming, step_op);
     }
   }
-  if (op == ReduceOp::avg) scale(data, 1.0f / static_cast<float>(n));
+  if (op == ReduceOp::kAvg) scale(data, 1.0f / static_cast<float>(n));
 }
 //! [tree_reduce]
 
@@ -181,12 +181,12 @@ void naive_all_reduce(Communicator& comm, Buffer data, ReduceOp op) {
     return;
   }
   const Buffer incoming = comm.temporary(data.count, data.dtype);
-  const ReduceOp step_op = op == ReduceOp::avg ? ReduceOp::sum : op;
+  const ReduceOp step_op = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
   for (int src = 1; src < n; ++src) {
     comm.recv(incoming, src, kTagNaive);
     comm.reduce_local(data, incoming, step_op);
   }
-  if (op == ReduceOp::avg) scale(data, 1.0f / static_cast<float>(n));
+  if (op == ReduceOp::kAvg) scale(data, 1.0f / static_cast<float>(n));
   for (int dst = 1; dst < n; ++dst) comm.send(data, dst, kTagNaive);
 }
 

@@ -6,7 +6,7 @@
 ///
 /// The collectives are written once, here and in solutions/, over three point-to-point calls
 /// (send, recv, sendrecv); a backend only moves bytes (threads.h, mpi.h), or hands whole
-/// collectives to its own library (`Algorithm::native`; the NCCL backend does only that).
+/// collectives to its own library (`Algorithm::kNative`; the NCCL backend does only that).
 #pragma once
 
 #include <chrono>
@@ -71,7 +71,7 @@ class Communicator {
   /// Sends `out` to `dst` while receiving from `src` straight into a reduction:
   /// `inout[i] = op(inout[i], incoming[i])`, with no intermediate copy of the incoming chunk where
   /// the backend allows it (the threads backend reads the sender's buffer directly, as NCCL's
-  /// kernels reduce data as it arrives). Counted like sendrecv; `op` must not be `avg`.
+  /// kernels reduce data as it arrives). Counted like sendrecv; `op` must not be kAvg.
   void sendrecv_reduce(ConstBuffer out, int dst, Buffer inout, int src, int tag, ReduceOp op);
   /// reduce_into(dst, src, op), recorded in the trace as this rank's reduce step.
   void reduce_local(Buffer dst, ConstBuffer src, ReduceOp op);
@@ -80,21 +80,21 @@ class Communicator {
   Buffer temporary(std::size_t count, DType dtype);
 
   /// Every rank's `data` becomes the element-wise reduction over all ranks' `data`.
-  virtual void all_reduce(Buffer data, ReduceOp op = ReduceOp::sum,
-                          Algorithm algorithm = Algorithm::automatic);
+  virtual void all_reduce(Buffer data, ReduceOp op = ReduceOp::kSum,
+                          Algorithm algorithm = Algorithm::kAutomatic);
   /// `input` (the same count on every rank) is reduced over ranks; this rank gets its shard
   /// shard_of(input.count, size(), rank()) in `output`, which must have exactly that count.
-  virtual void reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op = ReduceOp::sum,
-                              Algorithm algorithm = Algorithm::automatic);
+  virtual void reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op = ReduceOp::kSum,
+                              Algorithm algorithm = Algorithm::kAutomatic);
   /// The inverse: rank r contributes shard r of `output` (shard_of(output.count, size(), r)) as
   /// `input`, and every rank gets the whole of `output`.
   virtual void all_gather(ConstBuffer input, Buffer output,
-                          Algorithm algorithm = Algorithm::automatic);
+                          Algorithm algorithm = Algorithm::kAutomatic);
   /// Rank `root`'s `data` is copied to every rank's `data` (binomial tree).
   virtual void broadcast(Buffer data, int root);
   /// The reduction over ranks of `input` lands in `output` on rank `root` only (binomial tree);
   /// other ranks pass an empty `output`.
-  virtual void reduce(ConstBuffer input, Buffer output, int root, ReduceOp op = ReduceOp::sum);
+  virtual void reduce(ConstBuffer input, Buffer output, int root, ReduceOp op = ReduceOp::kSum);
   /// Rank r sends the next `send_counts[j]` elements of `input` to rank j and receives
   /// `recv_counts[j]` elements from rank j into `output`, in rank order (MPI_Alltoallv with
   /// packed displacements). Uneven splits are allowed; the counts must match pairwise.
@@ -114,9 +114,9 @@ class Communicator {
   std::chrono::milliseconds timeout() const { return timeout_; }
   /// Changes the timeout (must be positive).
   void set_timeout(std::chrono::milliseconds timeout);
-  /// Below this many bytes, Algorithm::automatic runs the tree all-reduce, from it the ring.
+  /// Below this many bytes, Algorithm::kAutomatic runs the tree all-reduce, from it the ring.
   std::size_t tree_threshold_bytes() const { return tree_threshold_bytes_; }
-  /// Changes the tree/ring crossover used by Algorithm::automatic.
+  /// Changes the tree/ring crossover used by Algorithm::kAutomatic.
   void set_tree_threshold_bytes(std::size_t bytes) { tree_threshold_bytes_ = bytes; }
   /// Records every send, receive and reduce into `trace` (nullptr stops; not owned), on the
   /// track numbered rank() — so give a split group's communicators their own Trace.

@@ -112,22 +112,22 @@ void MpiCommunicator::transport_sendrecv(const void* out, std::size_t out_bytes,
 }
 
 void MpiCommunicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm) {
-  if (algorithm != Algorithm::native) return Communicator::all_reduce(data, op, algorithm);
+  if (algorithm != Algorithm::kNative) return Communicator::all_reduce(data, op, algorithm);
   Scope scope(*this, "all_reduce(native MPI_Allreduce)");
-  BOOK_CHECK(data.dtype == DType::f32, where() << ": MPI has no BF16/FP16 reduction; use f32 or "
-                                                  "the book's algorithms");
+  BOOK_CHECK(data.dtype == DType::kF32, where() << ": MPI has no BF16/FP16 reduction; use f32 or "
+                                                   "the book's algorithms");
   const int code = MPI_Allreduce(MPI_IN_PLACE, data.data, as_int(data.count, where()), MPI_FLOAT,
-                                 op == ReduceOp::max ? MPI_MAX : MPI_SUM, comm_);
+                                 op == ReduceOp::kMax ? MPI_MAX : MPI_SUM, comm_);
   BOOK_CHECK(code == MPI_SUCCESS, where() << ": " << mpi_error(code));
-  if (op == ReduceOp::avg) scale(data, 1.0f / static_cast<float>(size()));
+  if (op == ReduceOp::kAvg) scale(data, 1.0f / static_cast<float>(size()));
 }
 
 void MpiCommunicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op,
                                      Algorithm algorithm) {
-  if (algorithm != Algorithm::native)
+  if (algorithm != Algorithm::kNative)
     return Communicator::reduce_scatter(input, output, op, algorithm);
   Scope scope(*this, "reduce_scatter(native MPI_Reduce_scatter)");
-  BOOK_CHECK(input.dtype == DType::f32 && output.dtype == DType::f32,
+  BOOK_CHECK(input.dtype == DType::kF32 && output.dtype == DType::kF32,
              where() << ": the native path is FP32 only");
   std::vector<int> counts(size());
   for (int r = 0; r < size(); ++r)
@@ -136,13 +136,13 @@ void MpiCommunicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp 
              where() << ": output must hold this rank's shard of " << counts[rank()]
                      << " elements, got " << output.count);
   const int code = MPI_Reduce_scatter(input.data, output.data, counts.data(), MPI_FLOAT,
-                                      op == ReduceOp::max ? MPI_MAX : MPI_SUM, comm_);
+                                      op == ReduceOp::kMax ? MPI_MAX : MPI_SUM, comm_);
   BOOK_CHECK(code == MPI_SUCCESS, where() << ": " << mpi_error(code));
-  if (op == ReduceOp::avg) scale(output, 1.0f / static_cast<float>(size()));
+  if (op == ReduceOp::kAvg) scale(output, 1.0f / static_cast<float>(size()));
 }
 
 void MpiCommunicator::all_gather(ConstBuffer input, Buffer output, Algorithm algorithm) {
-  if (algorithm != Algorithm::native) return Communicator::all_gather(input, output, algorithm);
+  if (algorithm != Algorithm::kNative) return Communicator::all_gather(input, output, algorithm);
   Scope scope(*this, "all_gather(native MPI_Allgatherv)");
   const std::size_t width = dtype_size(output.dtype);
   std::vector<int> counts(size()), offsets(size());

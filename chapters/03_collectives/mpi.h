@@ -1,6 +1,6 @@
 /// @file
 /// The MPI backend: ranks are processes started by `mpirun`, on one machine or many. The teaching
-/// algorithms run over MPI point-to-point; `Algorithm::native` calls MPI's own collectives
+/// algorithms run over MPI point-to-point; `Algorithm::kNative` calls MPI's own collectives
 /// (MPI_Allreduce, MPI_Reduce_scatter, MPI_Allgatherv), the peer the benchmark compares with.
 #pragma once
 
@@ -30,16 +30,16 @@ class MpiCommunicator final : public Communicator {
   explicit MpiCommunicator(MPI_Comm comm = MPI_COMM_WORLD, std::string group = "world");
   ~MpiCommunicator() override;
 
-  /// `Algorithm::native` calls MPI_Allreduce (FP32 only); others run the book's algorithms.
+  /// `Algorithm::kNative` calls MPI_Allreduce (FP32 only); others run the book's algorithms.
   /// Native calls are not counted: MPI does not say what it sends.
-  void all_reduce(Buffer data, ReduceOp op = ReduceOp::sum,
-                  Algorithm algorithm = Algorithm::automatic) override;
-  /// `Algorithm::native` calls MPI_Reduce_scatter (FP32 only).
-  void reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op = ReduceOp::sum,
-                      Algorithm algorithm = Algorithm::automatic) override;
-  /// `Algorithm::native` calls MPI_Allgatherv (any type, as bytes).
+  void all_reduce(Buffer data, ReduceOp op = ReduceOp::kSum,
+                  Algorithm algorithm = Algorithm::kAutomatic) override;
+  /// `Algorithm::kNative` calls MPI_Reduce_scatter (FP32 only).
+  void reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op = ReduceOp::kSum,
+                      Algorithm algorithm = Algorithm::kAutomatic) override;
+  /// `Algorithm::kNative` calls MPI_Allgatherv (any type, as bytes).
   void all_gather(ConstBuffer input, Buffer output,
-                  Algorithm algorithm = Algorithm::automatic) override;
+                  Algorithm algorithm = Algorithm::kAutomatic) override;
   /// MPI_Comm_split, named "<group>/split<k>:<color>".
   std::unique_ptr<Communicator> split(int color, int key) override;
   /// The underlying (duplicated) MPI communicator, e.g. to broadcast an NCCL unique id.

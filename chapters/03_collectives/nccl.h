@@ -1,7 +1,7 @@
 /// @file
 /// The NCCL backend: one rank per GPU, on one machine or many. NCCL runs its own algorithms (ring
 /// and tree, chosen per size, with the reduction fused into the receive), so every collective here
-/// is `Algorithm::native` and buffers are device memory. The point-to-point calls (ncclSend /
+/// is `Algorithm::kNative` and buffers are device memory. The point-to-point calls (ncclSend /
 /// ncclRecv) are counted like every other backend's; NCCL's own collectives are not.
 #pragma once
 
@@ -34,19 +34,19 @@ class NcclCommunicator final : public Communicator {
   NcclCommunicator(int rank, int size, const NcclId& id, int device, std::string group = "nccl");
   ~NcclCommunicator() override;
 
-  /// ncclAllReduce on device memory; `algorithm` must be automatic or native.
-  void all_reduce(Buffer data, ReduceOp op = ReduceOp::sum,
-                  Algorithm algorithm = Algorithm::automatic) override;
+  /// ncclAllReduce on device memory; `algorithm` must be kAutomatic or kNative.
+  void all_reduce(Buffer data, ReduceOp op = ReduceOp::kSum,
+                  Algorithm algorithm = Algorithm::kAutomatic) override;
   /// ncclReduceScatter; NCCL needs equal shards, so input.count must be a multiple of size().
-  void reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op = ReduceOp::sum,
-                      Algorithm algorithm = Algorithm::automatic) override;
+  void reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op = ReduceOp::kSum,
+                      Algorithm algorithm = Algorithm::kAutomatic) override;
   /// ncclAllGather; output.count must be a multiple of size().
   void all_gather(ConstBuffer input, Buffer output,
-                  Algorithm algorithm = Algorithm::automatic) override;
+                  Algorithm algorithm = Algorithm::kAutomatic) override;
   /// ncclBroadcast.
   void broadcast(Buffer data, int root) override;
   /// ncclReduce.
-  void reduce(ConstBuffer input, Buffer output, int root, ReduceOp op = ReduceOp::sum) override;
+  void reduce(ConstBuffer input, Buffer output, int root, ReduceOp op = ReduceOp::kSum) override;
   /// ncclSend/ncclRecv to every peer inside one ncclGroupStart/End.
   void all_to_all(ConstBuffer input, std::span<const std::size_t> send_counts, Buffer output,
                   std::span<const std::size_t> recv_counts) override;

@@ -31,43 +31,55 @@ Half to_half(float value);
 float to_float(Half value);
 
 /// The element type of a buffer.
-enum class DType { f32, bf16, f16 };
+enum class DType {
+  kF32,   ///< IEEE 754 single precision (float).
+  kBF16,  ///< bfloat16 (BFloat16).
+  kF16,   ///< IEEE 754 half precision (Half).
+};
 
 /// Bytes per element of `dtype`.
 std::size_t dtype_size(DType dtype);
 /// "f32", "bf16" or "f16".
 const char* dtype_name(DType dtype);
 
-/// How elements from different ranks are combined. `avg` is the sum divided by the group size
-/// (what data-parallel training does to gradients).
-enum class ReduceOp { sum, avg, max };
+/// How elements from different ranks are combined.
+enum class ReduceOp {
+  kSum,  ///< The element-wise sum.
+  kAvg,  ///< The sum divided by the group size (what data-parallel training does to gradients).
+  kMax,  ///< The element-wise maximum.
+};
 
 /// "sum", "avg" or "max".
 const char* op_name(ReduceOp op);
 
-/// Which algorithm a collective runs. `automatic` picks tree below the communicator's
-/// tree_threshold_bytes() and ring from there on; `ring_fused` is the ring with each receive and
-/// reduce fused into one pass (all_reduce only); `native` hands the call to the backend's own
-/// library (MPI_Allreduce, ncclAllReduce) and exists only on the MPI and NCCL backends.
-enum class Algorithm { automatic, ring, tree, naive, native, ring_fused };
+/// Which algorithm a collective runs.
+enum class Algorithm {
+  kAutomatic,  ///< Tree below the communicator's tree_threshold_bytes(), ring from there on.
+  kRing,       ///< The ring (exercises coll.ring_*): bandwidth-optimal.
+  kTree,       ///< Binomial trees: ⌈log2 N⌉ levels, latency-optimal.
+  kNaive,      ///< Everything to rank 0 and back: the baseline.
+  kNative,     ///< The backend's own library (MPI_Allreduce, ncclAllReduce); MPI and NCCL only.
+  kRingFused,  ///< The ring with each receive and reduce fused into one pass (all_reduce only).
+};
 
-/// "automatic", "ring", "tree", "naive", "native" or "ring_fused".
+/// The name printed in messages and tables: "automatic", "ring", "tree", "naive", "native" or
+/// "ring_fused".
 const char* algorithm_name(Algorithm algorithm);
 
 /// A mutable, non-owning view of `count` elements of type `dtype`. Built from a std::span of
 /// float, BFloat16 or Half so that the type can't be mistaken.
 struct Buffer {
-  void* data = nullptr;      ///< First element (host memory; device memory on the NCCL backend).
-  std::size_t count = 0;     ///< Number of elements.
-  DType dtype = DType::f32;  ///< Element type.
+  void* data = nullptr;       ///< First element (host memory; device memory on the NCCL backend).
+  std::size_t count = 0;      ///< Number of elements.
+  DType dtype = DType::kF32;  ///< Element type.
 
   Buffer() = default;
   /// A view of FP32 elements.
-  Buffer(std::span<float> s) : data(s.data()), count(s.size()), dtype(DType::f32) {}
+  Buffer(std::span<float> s) : data(s.data()), count(s.size()), dtype(DType::kF32) {}
   /// A view of BF16 elements.
-  Buffer(std::span<BFloat16> s) : data(s.data()), count(s.size()), dtype(DType::bf16) {}
+  Buffer(std::span<BFloat16> s) : data(s.data()), count(s.size()), dtype(DType::kBF16) {}
   /// A view of FP16 elements.
-  Buffer(std::span<Half> s) : data(s.data()), count(s.size()), dtype(DType::f16) {}
+  Buffer(std::span<Half> s) : data(s.data()), count(s.size()), dtype(DType::kF16) {}
   /// A raw view, e.g. of device memory.
   Buffer(void* d, std::size_t n, DType t) : data(d), count(n), dtype(t) {}
 
@@ -83,17 +95,17 @@ struct Buffer {
 struct ConstBuffer {
   const void* data = nullptr;  ///< First element.
   std::size_t count = 0;       ///< Number of elements.
-  DType dtype = DType::f32;    ///< Element type.
+  DType dtype = DType::kF32;   ///< Element type.
 
   ConstBuffer() = default;
   /// A read-only view of a mutable buffer.
   ConstBuffer(const Buffer& b) : data(b.data), count(b.count), dtype(b.dtype) {}
   /// A view of FP32 elements.
-  ConstBuffer(std::span<const float> s) : data(s.data()), count(s.size()), dtype(DType::f32) {}
+  ConstBuffer(std::span<const float> s) : data(s.data()), count(s.size()), dtype(DType::kF32) {}
   /// A view of BF16 elements.
-  ConstBuffer(std::span<const BFloat16> s) : data(s.data()), count(s.size()), dtype(DType::bf16) {}
+  ConstBuffer(std::span<const BFloat16> s) : data(s.data()), count(s.size()), dtype(DType::kBF16) {}
   /// A view of FP16 elements.
-  ConstBuffer(std::span<const Half> s) : data(s.data()), count(s.size()), dtype(DType::f16) {}
+  ConstBuffer(std::span<const Half> s) : data(s.data()), count(s.size()), dtype(DType::kF16) {}
   /// A raw view.
   ConstBuffer(const void* d, std::size_t n, DType t) : data(d), count(n), dtype(t) {}
 
@@ -118,7 +130,7 @@ struct Shard {
 Shard shard_of(std::size_t count, int parts, int index);
 
 /// dst[i] = op(dst[i], src[i]) for every element, computed in FP32 and rounded once to the
-/// buffer's type (`avg` adds here; the division by the group size is a separate scale()).
+/// buffer's type (kAvg adds here; the division by the group size is a separate scale()).
 /// Requires the same count and type.
 void reduce_into(Buffer dst, ConstBuffer src, ReduceOp op);
 

@@ -22,15 +22,15 @@ TEST(Mpi, RingTreeNaiveAndNativeAgreeWithTheReference) {
   MpiCommunicator comm;
   const int n = comm.size();
   for (std::size_t count : testing::awkward_counts(n)) {
-    for (Algorithm algo : {Algorithm::ring, Algorithm::ring_fused, Algorithm::tree,
-                           Algorithm::naive, Algorithm::native}) {
-      for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg, ReduceOp::max}) {
-        const auto expected = reference(count, DType::f32, n, 31, op);
-        TypedBuffer data = rank_input(count, DType::f32, comm.rank(), 31);
+    for (Algorithm algo : {Algorithm::kRing, Algorithm::kRingFused, Algorithm::kTree,
+                           Algorithm::kNaive, Algorithm::kNative}) {
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
+        const auto expected = reference(count, DType::kF32, n, 31, op);
+        TypedBuffer data = rank_input(count, DType::kF32, comm.rank(), 31);
         comm.all_reduce(data.view(), op, algo);
-        expect_close(data, expected, 0, count, tolerance(DType::f32, n),
+        expect_close(data, expected, 0, count, tolerance(DType::kF32, n),
                      std::string(algorithm_name(algo)) + " " +
-                         testing::label(n, count, DType::f32, op) + " rank " +
+                         testing::label(n, count, DType::kF32, op) + " rank " +
                          std::to_string(comm.rank()));
       }
     }
@@ -41,14 +41,14 @@ TEST(Mpi, RingSendsTheTextbookVolumeExactly) {
   MpiCommunicator comm;
   const int n = comm.size(), r = comm.rank();
   for (std::size_t count : {std::size_t{1000}, std::size_t{1037}, std::size_t(n - 1)}) {
-    TypedBuffer data = rank_input(count, DType::bf16, r, 32);
+    TypedBuffer data = rank_input(count, DType::kBF16, r, 32);
     comm.reset_counters();
-    comm.all_reduce(data.view(), ReduceOp::sum, Algorithm::ring);
+    comm.all_reduce(data.view(), ReduceOp::kSum, Algorithm::kRing);
     EXPECT_EQ(comm.counters().bytes_sent,
               2 * (testing::ring_rs_sent(count, n, r) + testing::ring_ag_sent(count, n, r)))
         << "N=" << n << " count=" << count << " rank " << r;
-    const auto expected = reference(count, DType::bf16, n, 32, ReduceOp::sum);
-    expect_close(data, expected, 0, count, tolerance(DType::bf16, n), "bf16 ring over MPI");
+    const auto expected = reference(count, DType::kBF16, n, 32, ReduceOp::kSum);
+    expect_close(data, expected, 0, count, tolerance(DType::kBF16, n), "bf16 ring over MPI");
   }
 }
 
@@ -57,18 +57,18 @@ TEST(Mpi, ReduceScatterAllGatherNativeAndRing) {
   const int n = comm.size(), r = comm.rank();
   const std::size_t count = 1037;
   const Shard mine = shard_of(count, n, r);
-  const auto expected = reference(count, DType::f32, n, 33, ReduceOp::sum);
+  const auto expected = reference(count, DType::kF32, n, 33, ReduceOp::kSum);
   const std::vector<double> my_part(expected.begin() + mine.offset,
                                     expected.begin() + mine.offset + mine.count);
-  for (Algorithm algo : {Algorithm::ring, Algorithm::native}) {
-    TypedBuffer input = rank_input(count, DType::f32, r, 33), shard(mine.count, DType::f32);
+  for (Algorithm algo : {Algorithm::kRing, Algorithm::kNative}) {
+    TypedBuffer input = rank_input(count, DType::kF32, r, 33), shard(mine.count, DType::kF32);
     shard.poison();
-    comm.reduce_scatter(input.view(), shard.view(), ReduceOp::sum, algo);
-    expect_close(shard, my_part, 0, mine.count, tolerance(DType::f32, n), algorithm_name(algo));
-    TypedBuffer full(count, DType::f32);
+    comm.reduce_scatter(input.view(), shard.view(), ReduceOp::kSum, algo);
+    expect_close(shard, my_part, 0, mine.count, tolerance(DType::kF32, n), algorithm_name(algo));
+    TypedBuffer full(count, DType::kF32);
     full.poison();
     comm.all_gather(shard.view(), full.view(), algo);
-    expect_close(full, expected, 0, count, tolerance(DType::f32, n), algorithm_name(algo));
+    expect_close(full, expected, 0, count, tolerance(DType::kF32, n), algorithm_name(algo));
   }
 }
 
@@ -95,7 +95,7 @@ TEST(Mpi, AllToAllBroadcastSplitBarrier) {
   auto half = comm.split(r % 2, r);
   ASSERT_NE(half, nullptr);
   std::vector<float> x = {1.0f};
-  half->all_reduce(std::span<float>(x), ReduceOp::sum, Algorithm::ring);
+  half->all_reduce(std::span<float>(x), ReduceOp::kSum, Algorithm::kRing);
   EXPECT_EQ(x[0], static_cast<float>(half->size()));
   comm.barrier();
 }
@@ -109,7 +109,7 @@ TEST(Mpi, ARankThatNeverArrivesTimesOutWithItsName) {
   if (comm->rank() == 0) {
     std::vector<float> data(10, 1.0f);
     testing::expect_error(
-        [&] { comm->all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring); },
+        [&] { comm->all_reduce(std::span<float>(data), ReduceOp::kSum, Algorithm::kRing); },
         {"all_reduce(ring", "timed out after 300 ms",
          "waiting for rank " + std::to_string(comm->size() - 1)});
   }

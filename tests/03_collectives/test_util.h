@@ -37,11 +37,11 @@ class TypedBuffer {
   std::size_t size() const { return count_; }
   double get(std::size_t i) const {
     switch (dtype_) {
-      case DType::f32:
+      case DType::kF32:
         return reinterpret_cast<const float*>(bytes_.data())[i];
-      case DType::bf16:
+      case DType::kBF16:
         return to_float(reinterpret_cast<const BFloat16*>(bytes_.data())[i]);
-      case DType::f16:
+      case DType::kF16:
         return to_float(reinterpret_cast<const Half*>(bytes_.data())[i]);
     }
     return 0;
@@ -49,13 +49,13 @@ class TypedBuffer {
   void set(std::size_t i, double v) {
     const auto f = static_cast<float>(v);
     switch (dtype_) {
-      case DType::f32:
+      case DType::kF32:
         reinterpret_cast<float*>(bytes_.data())[i] = f;
         break;
-      case DType::bf16:
+      case DType::kBF16:
         reinterpret_cast<BFloat16*>(bytes_.data())[i] = to_bf16(f);
         break;
-      case DType::f16:
+      case DType::kF16:
         reinterpret_cast<Half*>(bytes_.data())[i] = to_half(f);
         break;
     }
@@ -81,20 +81,22 @@ inline TypedBuffer rank_input(std::size_t count, DType dtype, int rank, std::uin
 // The reduction over n ranks' inputs, in double from the already-rounded inputs.
 inline std::vector<double> reference(std::size_t count, DType dtype, int n, std::uint64_t seed,
                                      ReduceOp op) {
-  std::vector<double> out(count, op == ReduceOp::max ? -INFINITY : 0.0);
+  std::vector<double> out(count, op == ReduceOp::kMax ? -INFINITY : 0.0);
   for (int r = 0; r < n; ++r) {
     const TypedBuffer in = rank_input(count, dtype, r, seed);
     for (std::size_t i = 0; i < count; ++i)
-      out[i] = op == ReduceOp::max ? std::max(out[i], in.get(i)) : out[i] + in.get(i);
+      out[i] = op == ReduceOp::kMax ? std::max(out[i], in.get(i)) : out[i] + in.get(i);
   }
-  if (op == ReduceOp::avg)
+  if (op == ReduceOp::kAvg)
     for (auto& x : out) x /= n;
   return out;
 }
 
 // The error bound: one rounding per ring step of a partial result at most n in magnitude.
 inline double tolerance(DType dtype, int n) {
-  const double unit = dtype == DType::f32 ? 0x1.0p-24 : dtype == DType::bf16 ? 0x1.0p-8 : 0x1.0p-11;
+  const double unit = dtype == DType::kF32    ? 0x1.0p-24
+                      : dtype == DType::kBF16 ? 0x1.0p-8
+                                              : 0x1.0p-11;
   return 4.0 * n * n * unit + 1e-7;
 }
 

@@ -69,16 +69,16 @@ TEST(Shard, RejectsShardsThatDoNotExist) {
 
 TEST(ReduceInto, SumMaxInEachTypeAndMismatchErrors) {
   std::vector<float> a = {1, -2, 3}, b = {0.5f, 4, -1};
-  reduce_into(std::span<float>(a), std::span<const float>(b), ReduceOp::max);
+  reduce_into(std::span<float>(a), std::span<const float>(b), ReduceOp::kMax);
   EXPECT_EQ(a, (std::vector<float>{1, 4, 3}));
   std::vector<BFloat16> x = {to_bf16(1.5f)}, y = {to_bf16(2.25f)};
-  reduce_into(std::span<BFloat16>(x), std::span<const BFloat16>(y), ReduceOp::sum);
+  reduce_into(std::span<BFloat16>(x), std::span<const BFloat16>(y), ReduceOp::kSum);
   EXPECT_EQ(to_float(x[0]), 3.75f);
   std::vector<Half> h = {to_half(1.0f)};
   scale(std::span<Half>(h), 0.25f);
   EXPECT_EQ(to_float(h[0]), 0.25f);
   std::vector<float> short_one = {1};
-  EXPECT_THROW(reduce_into(std::span<float>(a), std::span<const float>(short_one), ReduceOp::sum),
+  EXPECT_THROW(reduce_into(std::span<float>(a), std::span<const float>(short_one), ReduceOp::kSum),
                Error);
   EXPECT_THROW(copy_into(std::span<float>(a), std::span<const BFloat16>(y)), Error);
 }
