@@ -1,6 +1,7 @@
 // The collectives every backend inherits: check the arguments, pick an algorithm, run it over
-// send/recv. This file is compiled twice (see BUILD): once with the reference ring algorithms
-// (":communicator", what chapters 5–8 use) and once with the track's (":communicator_track").
+// send/recv. The ring algorithms and all_to_all it calls are the exercises: their bodies come at
+// link time, from the reference (":communicator", what chapters 5–8 link) or the track
+// (":communicator_track"); see BUILD.
 #include <numeric>
 #include <sstream>
 
