@@ -32,6 +32,7 @@ void* Communicator::scratch(std::size_t bytes) {
 }
 
 Buffer Communicator::temporary(std::size_t count, DType dtype) {
+  const CallGuard guard(*this, "temporary");
   const std::size_t bytes = count * dtype_size(dtype);
   if (temporary_.size() < bytes) temporary_.resize(bytes);
   return {temporary_.data(), count, dtype};
@@ -42,8 +43,26 @@ void Communicator::check_peer(int peer, const char* what) const {
                                                 << " is not in the group (0.." << size_ - 1 << ")");
 }
 
+Communicator::CallGuard::CallGuard(Communicator& comm, std::string_view call) : comm_(comm) {
+  const std::thread::id me = std::this_thread::get_id();
+  if (comm.owner_.load(std::memory_order_relaxed) == me) return;  // nested in this thread's call
+  std::thread::id nobody{};
+  outermost_ = comm.owner_.compare_exchange_strong(nobody, me, std::memory_order_acquire);
+  BOOK_CHECK(outermost_, call << " on rank " << comm.rank_ << " of group '" << comm.group_ << "' ("
+                              << comm.size_
+                              << " ranks): another thread is inside a call on this communicator. "
+                                 "A Communicator is used by one thread at a time; give the other "
+                                 "thread its own communicator from split() (AsyncCommunicator "
+                                 "does this for non-blocking collectives)");
+}
+
+Communicator::CallGuard::~CallGuard() {
+  if (outermost_) comm_.owner_.store(std::thread::id{}, std::memory_order_release);
+}
+
 Communicator::Scope::Scope(Communicator& comm, std::string name)
-    : comm_(comm),
+    : guard_(comm, name),
+      comm_(comm),
       previous_(std::move(comm.operation_)),
       start_us_(comm.trace_ ? comm.trace_->now_us() : 0) {
   comm_.operation_ = std::move(name);
@@ -58,6 +77,7 @@ Communicator::Scope::~Scope() {
 }
 
 void Communicator::send(ConstBuffer data, int dst, int tag) {
+  const CallGuard guard(*this, "send");
   check_peer(dst, "send to");
   BOOK_CHECK(tag >= 0, where() << ": tags must be ≥ 0, got " << tag);
   const double start = trace_ ? trace_->now_us() : 0;
@@ -70,6 +90,7 @@ void Communicator::send(ConstBuffer data, int dst, int tag) {
 }
 
 void Communicator::recv(Buffer data, int src, int tag) {
+  const CallGuard guard(*this, "recv");
   check_peer(src, "receive from");
   BOOK_CHECK(tag >= 0, where() << ": tags must be ≥ 0, got " << tag);
   const double start = trace_ ? trace_->now_us() : 0;
@@ -82,6 +103,7 @@ void Communicator::recv(Buffer data, int src, int tag) {
 }
 
 void Communicator::sendrecv(ConstBuffer out, int dst, Buffer in, int src, int tag) {
+  const CallGuard guard(*this, "sendrecv");
   check_peer(dst, "send to");
   check_peer(src, "receive from");
   BOOK_CHECK(tag >= 0, where() << ": tags must be ≥ 0, got " << tag);
@@ -98,6 +120,7 @@ void Communicator::sendrecv(ConstBuffer out, int dst, Buffer in, int src, int ta
 
 void Communicator::sendrecv_reduce(ConstBuffer out, int dst, Buffer inout, int src, int tag,
                                    ReduceOp op) {
+  const CallGuard guard(*this, "sendrecv_reduce");
   check_peer(dst, "send to");
   check_peer(src, "receive from");
   BOOK_CHECK(tag >= 0, where() << ": tags must be ≥ 0, got " << tag);
@@ -123,6 +146,7 @@ void Communicator::transport_sendrecv_reduce(const void* out, std::size_t out_by
 }
 
 void Communicator::reduce_local(Buffer dst, ConstBuffer src, ReduceOp op) {
+  const CallGuard guard(*this, "reduce_local");
   const double start = trace_ ? trace_->now_us() : 0;
   reduce_into(dst, src, op);
   if (trace_)

@@ -9,11 +9,14 @@
 /// collectives to its own library (`Algorithm::kNative`; the NCCL backend does only that).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <vector>
 
 #include "chapters/03_collectives/types.h"
@@ -50,6 +53,18 @@ enum CollectiveTag : int {
 /// calls the same collectives in the same order with matching arguments. A call that waits longer
 /// than timeout() for another rank throws book::Error naming the collective, the group and the
 /// rank it waited for; it never hangs.
+///
+/// **One thread at a time.** A Communicator object is used by one thread at a time: its calls
+/// keep per-call state (scratch buffers, counters, the running operation's name) and, above all,
+/// two threads' collectives on one group would interleave their messages, which no backend can
+/// tell apart. A thread that needs to communicate while another one does (a communication thread
+/// overlapping gradients with backward, chapter 5) gets its own communicator from split(), made
+/// by every rank together: its messages then never mix with the first one's. AsyncCommunicator
+/// (async.h) does exactly that. The rule is enforced, cheaply: a thread that enters a call while
+/// another thread is inside one on the same object gets a book::Error saying so, before anything
+/// is touched (the first thread's call carries on). Calls nested in the same thread (a collective
+/// calling send) are fine. The setters (set_timeout, set_trace, ...) and counters() are not calls:
+/// use them only while no call is in progress.
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -143,7 +158,25 @@ class Communicator {
   /// ranks that never arrived.
   virtual void on_enter_collective() {}
 
-  /// Names the running operation for error messages and the trace, and restores it after.
+  /// Claims the communicator for the calling thread for one public call (see "One thread at a
+  /// time" above). The outermost guard of a call claims it with one compare-and-swap and releases
+  /// it at the end; guards nested in the same thread pass; another thread's guard throws
+  /// book::Error naming the call it tried (`call`), the rank and the group.
+  class CallGuard {
+   public:
+    /// Claims `comm` for this thread, or throws if another thread holds it.
+    CallGuard(Communicator& comm, std::string_view call);
+    ~CallGuard();
+    CallGuard(const CallGuard&) = delete;             ///< Not copyable.
+    CallGuard& operator=(const CallGuard&) = delete;  ///< Not copyable.
+
+   private:
+    Communicator& comm_;
+    bool outermost_ = false;
+  };
+
+  /// Names the running operation for error messages and the trace, and restores it after. It
+  /// holds a CallGuard, so every collective that opens a Scope is a guarded call.
   class Scope {
    public:
     /// Enters `name` on `comm`.
@@ -153,6 +186,7 @@ class Communicator {
     Scope& operator=(const Scope&) = delete;  ///< Not copyable.
 
    private:
+    CallGuard guard_;  // first: claimed before anything else is touched
     Communicator& comm_;
     std::string previous_;
     double start_us_;
@@ -177,7 +211,8 @@ class Communicator {
   std::string operation_;
   std::vector<std::byte> scratch_;
   std::vector<std::byte> temporary_;
-  std::vector<std::byte> incoming_;  // the default transport_sendrecv_reduce's landing buffer
+  std::vector<std::byte> incoming_;       // the default transport_sendrecv_reduce's landing buffer
+  std::atomic<std::thread::id> owner_{};  // the thread inside a call, or none (CallGuard)
 };
 
 }  // namespace book::coll
