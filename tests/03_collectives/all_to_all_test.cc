@@ -5,8 +5,8 @@
 #include <numeric>
 
 #include "chapters/03_collectives/algorithms.h"
+#include "chapters/03_collectives/testing/collective_testing.h"
 #include "common/testing/exercise.h"
-#include "tests/03_collectives/test_util.h"
 
 namespace book::coll {
 namespace {

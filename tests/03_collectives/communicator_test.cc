@@ -6,8 +6,8 @@
 #include <thread>
 
 #include "chapters/03_collectives/algorithms.h"
+#include "chapters/03_collectives/testing/collective_testing.h"
 #include "chapters/03_collectives/trace.h"
-#include "tests/03_collectives/test_util.h"
 
 namespace book::coll {
 namespace {

@@ -1,13 +1,12 @@
-// The MPI backend, run as real processes: tests/03_collectives/mpirun.sh starts N copies with
-// mpirun. The book's ring next to MPI's own collectives, exact byte counts, split, and errors.
+// The MPI backend, run as real processes: mpi_test() (chapters/03_collectives/testing/mpi.bzl)
+// starts N copies with mpirun. The book's ring next to MPI's own collectives, exact byte counts,
+// split, and errors.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <thread>
 
 #include "chapters/03_collectives/mpi.h"
-#include "tests/03_collectives/test_util.h"
+#include "chapters/03_collectives/testing/collective_testing.h"
 
 namespace book::coll {
 namespace {
@@ -116,40 +115,5 @@ TEST(Mpi, ARankThatNeverArrivesTimesOutWithItsName) {
   world.barrier();  // rank 1.. never joined that all_reduce
 }
 
-// On ranks other than 0: print failures only, each with its rank.
-class FailurePrinter : public ::testing::EmptyTestEventListener {
- public:
-  explicit FailurePrinter(int rank) : rank_(rank) {}
-  void OnTestPartResult(const ::testing::TestPartResult& result) override {
-    if (result.failed())
-      std::printf("[rank %d] %s:%d: %s\n", rank_, result.file_name() ? result.file_name() : "?",
-                  result.line_number(), result.message());
-  }
-
- private:
-  int rank_;
-};
-
 }  // namespace
 }  // namespace book::coll
-
-int main(int argc, char** argv) {
-  book::coll::MpiSession mpi(&argc, &argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) {  // one XML report (rank 0's); the others print only failures
-    unsetenv("XML_OUTPUT_FILE");
-    unsetenv("GTEST_OUTPUT");
-    unsetenv("TEST_PREMATURE_EXIT_FILE");
-  }
-  ::testing::InitGoogleTest(&argc, argv);
-  if (rank != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-    listeners.Append(new book::coll::FailurePrinter(rank));
-  }
-  const int failed = RUN_ALL_TESTS();
-  int any_failed = 0;
-  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return any_failed ? 1 : 0;
-}

@@ -3,11 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <bit>
-#include <mutex>
 
 #include "chapters/03_collectives/algorithms.h"
+#include "chapters/03_collectives/testing/collective_testing.h"
 #include "common/testing/exercise.h"
-#include "tests/03_collectives/test_util.h"
 
 namespace book::coll {
 namespace {
@@ -162,14 +161,12 @@ EXERCISE_TEST("coll.ring_all_reduce", RingAllReduce, EveryRankEndsWithIdenticalB
   // The all-gather copies finished chunks, so all ranks agree bit for bit (DDP relies on it).
   for (int n : {3, 5, 8}) {
     const std::size_t count = 999;
-    std::vector<std::vector<float>> results(n);
-    run_ranks(n, [&](Communicator& comm) {
+    const auto results = testing::collect_ranks(n, [&](Communicator& comm) {
       TypedBuffer data = rank_input(count, DType::kF32, comm.rank(), 17);
       comm.all_reduce(data.view(), ReduceOp::kSum, Algorithm::kRing);
-      for (std::size_t i = 0; i < count; ++i)
-        results[comm.rank()].push_back(static_cast<float>(data.get(i)));
+      return data.floats();
     });
-    for (int r = 1; r < n; ++r) EXPECT_EQ(results[r], results[0]) << "N=" << n << " rank " << r;
+    testing::expect_identical_on_every_rank(results, "N=" + std::to_string(n));
   }
 }
 

@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "chapters/03_collectives/testing/collective_testing.h"
 #include "chapters/03_collectives/threads.h"
-#include "tests/03_collectives/test_util.h"
 
 namespace book::coll {
 namespace {
