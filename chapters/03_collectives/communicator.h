@@ -74,6 +74,9 @@ class Communicator {
   int rank() const { return rank_; }                   ///< This rank, in [0, size()).
   int size() const { return size_; }                   ///< Number of ranks in the group.
   const std::string& group() const { return group_; }  ///< The group's name, e.g. "world/tp0".
+  /// Renames the group, for error messages and traces (the process grid names its groups
+  /// "world/tp0", "world/dp1", …). Messages are routed by the group itself, never by its name.
+  void set_group_name(std::string name) { group_ = std::move(name); }
 
   /// Sends `data` to rank `dst` with `tag` (≥ 0). May return before `dst` receives it.
   void send(ConstBuffer data, int dst, int tag);

@@ -230,19 +230,22 @@ std::unique_ptr<Communicator> ThreadsCommunicator::split(int color, int key) {
     if (r == rank()) new_rank = static_cast<int>(members.size());
     members.push_back(group_state_->world_ranks[r]);
   }
-  const std::string name =
-      group() + "/split" + std::to_string(sequence) + ":" + std::to_string(color);
+  // The members find their shared state by a key made of split sequence numbers from the world
+  // down, unique whatever set_group_name() has called the groups; the name is for messages.
+  const std::string suffix = "/split" + std::to_string(sequence) + ":" + std::to_string(color);
+  const std::string state_key = group_state_->name + suffix;
   std::shared_ptr<Group> state;
   {
     std::lock_guard lock(world_->mutex);
-    auto& slot = world_->groups[name];
-    if (!slot) slot = std::make_shared<Group>(name, members);
+    auto& slot = world_->groups[state_key];
+    if (!slot) slot = std::make_shared<Group>(state_key, members);
     state = slot;
   }
   ThreadsOptions options = options_;
   options.timeout = timeout();
   options.tree_threshold_bytes = tree_threshold_bytes();
   auto child = std::make_unique<ThreadsCommunicator>(world_, state, new_rank, options);
+  child->set_group_name(group() + suffix);
   return child;
 }
 
