@@ -20,6 +20,25 @@ void Communicator::set_timeout(std::chrono::milliseconds timeout) {
   timeout_ = timeout;
 }
 
+void Communicator::set_trace(Trace* trace, std::string lane, int track) {
+  trace_ = trace;
+  trace_lane_ = std::move(lane);
+  trace_track_ = track;
+}
+
+void Communicator::pass_settings_to(Communicator& child) const {
+  child.set_timeout(timeout_);
+  child.set_tree_threshold_bytes(tree_threshold_bytes_);
+  child.set_trace(trace_, trace_lane_, trace_track());
+}
+
+void Communicator::record(std::string name, const char* category, double start_us,
+                          double bytes) const {
+  if (!trace_) return;
+  trace_->add({std::move(name), category, trace_track(), start_us, trace_->now_us() - start_us,
+               bytes, trace_lane_});
+}
+
 std::string Communicator::where() const {
   std::ostringstream out;
   out << operation_ << " in group '" << group_ << "' (" << size_ << " ranks) on rank " << rank_;
@@ -69,10 +88,8 @@ Communicator::Scope::Scope(Communicator& comm, std::string name)
 }
 
 Communicator::Scope::~Scope() {
-  if (comm_.trace_ && previous_ == "idle") {
-    const double now = comm_.trace_->now_us();
-    comm_.trace_->add({comm_.operation_, "collective", comm_.rank_, start_us_, now - start_us_, 0});
-  }
+  if (comm_.trace_ && previous_ == "idle")
+    comm_.record(comm_.operation_, "collective", start_us_, 0);
   comm_.operation_ = std::move(previous_);
 }
 
@@ -85,8 +102,7 @@ void Communicator::send(ConstBuffer data, int dst, int tag) {
   counters_.bytes_sent += data.bytes();
   counters_.messages_sent += 1;
   if (trace_)
-    trace_->add({"send →" + std::to_string(dst), "send", rank_, start, trace_->now_us() - start,
-                 static_cast<double>(data.bytes())});
+    record("send →" + std::to_string(dst), "send", start, static_cast<double>(data.bytes()));
 }
 
 void Communicator::recv(Buffer data, int src, int tag) {
@@ -98,8 +114,7 @@ void Communicator::recv(Buffer data, int src, int tag) {
   counters_.bytes_received += data.bytes();
   counters_.messages_received += 1;
   if (trace_)
-    trace_->add({"recv ←" + std::to_string(src), "recv", rank_, start, trace_->now_us() - start,
-                 static_cast<double>(data.bytes())});
+    record("recv ←" + std::to_string(src), "recv", start, static_cast<double>(data.bytes()));
 }
 
 void Communicator::sendrecv(ConstBuffer out, int dst, Buffer in, int src, int tag) {
@@ -114,8 +129,8 @@ void Communicator::sendrecv(ConstBuffer out, int dst, Buffer in, int src, int ta
   counters_.bytes_received += in.bytes();
   counters_.messages_received += 1;
   if (trace_)
-    trace_->add({"sendrecv →" + std::to_string(dst) + " ←" + std::to_string(src), "sendrecv", rank_,
-                 start, trace_->now_us() - start, static_cast<double>(out.bytes())});
+    record("sendrecv →" + std::to_string(dst) + " ←" + std::to_string(src), "sendrecv", start,
+           static_cast<double>(out.bytes()));
 }
 
 void Communicator::sendrecv_reduce(ConstBuffer out, int dst, Buffer inout, int src, int tag,
@@ -133,9 +148,8 @@ void Communicator::sendrecv_reduce(ConstBuffer out, int dst, Buffer inout, int s
   counters_.bytes_received += inout.bytes();
   counters_.messages_received += 1;
   if (trace_)
-    trace_->add({"sendrecv+reduce →" + std::to_string(dst) + " ←" + std::to_string(src),
-                 "sendrecv_reduce", rank_, start, trace_->now_us() - start,
-                 static_cast<double>(out.bytes())});
+    record("sendrecv+reduce →" + std::to_string(dst) + " ←" + std::to_string(src),
+           "sendrecv_reduce", start, static_cast<double>(out.bytes()));
 }
 
 void Communicator::transport_sendrecv_reduce(const void* out, std::size_t out_bytes, int dst,
@@ -149,9 +163,7 @@ void Communicator::reduce_local(Buffer dst, ConstBuffer src, ReduceOp op) {
   const CallGuard guard(*this, "reduce_local");
   const double start = trace_ ? trace_->now_us() : 0;
   reduce_into(dst, src, op);
-  if (trace_)
-    trace_->add({std::string("reduce ") + op_name(op), "reduce", rank_, start,
-                 trace_->now_us() - start, 0});
+  if (trace_) record(std::string("reduce ") + op_name(op), "reduce", start, 0);
 }
 
 // ---- the given algorithms ----

@@ -136,11 +136,23 @@ class Communicator {
   std::size_t tree_threshold_bytes() const { return tree_threshold_bytes_; }
   /// Changes the tree/ring crossover used by Algorithm::kAutomatic.
   void set_tree_threshold_bytes(std::size_t bytes) { tree_threshold_bytes_ = bytes; }
-  /// Records every send, receive and reduce into `trace` (nullptr stops; not owned), on the
-  /// track numbered rank() — so give a split group's communicators their own Trace.
-  void set_trace(Trace* trace) { trace_ = trace; }
+  /// Records every send, receive, reduce and collective into `trace` (nullptr stops; not owned)
+  /// as boxes on lane `lane` of process track `track` (−1: rank()). Communicators split from this
+  /// one inherit the trace, lane and track, so one Trace shows each rank's groups on its own row.
+  void set_trace(Trace* trace, std::string lane = "main", int track = -1);
+  /// The trace, or nullptr.
+  Trace* trace() const { return trace_; }
+  /// The lane this communicator's boxes go to ("main" unless set_trace said otherwise).
+  const std::string& trace_lane() const { return trace_lane_; }
+  /// The process track this communicator's boxes go to.
+  int trace_track() const { return trace_track_ >= 0 ? trace_track_ : rank_; }
   /// The collective this rank is in ("all_reduce(ring)", …), or "send"/"recv"; for messages.
   const std::string& operation() const { return operation_; }
+
+  /// Throws book::Error (starting with `who`) if this backend cannot have another communicator
+  /// of this process in use on another thread while this one is: MPI below MPI_THREAD_MULTIPLE.
+  /// AsyncCommunicator calls it before it starts its thread. Threads and NCCL: always fine.
+  virtual void require_concurrent_use(std::string_view who) const { (void)who; }
 
  protected:
   /// A backend's end of a group.
@@ -199,11 +211,14 @@ class Communicator {
   std::string where() const;
   /// Scratch memory of at least `bytes` bytes, reused between calls.
   void* scratch(std::size_t bytes);
-  /// The trace, or nullptr.
-  Trace* trace() const { return trace_; }
+  /// Gives a communicator this one split off the settings it inherits: the timeout, the tree
+  /// threshold, and the trace with its lane and track. Backends call it in split().
+  void pass_settings_to(Communicator& child) const;
 
  private:
   void check_peer(int peer, const char* what) const;
+  // Adds one box to the trace (when there is one), ending now, on this communicator's lane/track.
+  void record(std::string name, const char* category, double start_us, double bytes) const;
   int rank_;
   int size_;
   std::string group_;
@@ -211,6 +226,8 @@ class Communicator {
   std::chrono::milliseconds timeout_{30000};
   std::size_t tree_threshold_bytes_ = 64 * 1024;
   Trace* trace_ = nullptr;
+  std::string trace_lane_ = "main";
+  int trace_track_ = -1;
   std::string operation_;
   std::vector<std::byte> scratch_;
   std::vector<std::byte> temporary_;

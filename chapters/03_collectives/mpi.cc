@@ -38,11 +38,27 @@ int as_int(std::size_t bytes, const std::string& where) {
   return static_cast<int>(bytes);
 }
 
+const char* thread_level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE:
+      return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+      return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+      return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE:
+      return "MPI_THREAD_MULTIPLE";
+  }
+  return "an unknown thread level";
+}
+
 }  // namespace
 
-MpiSession::MpiSession(int* argc, char*** argv) {
-  int provided = 0;
-  MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+MpiSession::MpiSession(int* argc, char*** argv, MpiThreads threads) {
+  int provided = 0;  // what the library gives; require_concurrent_use() checks it when it matters
+  MPI_Init_thread(argc, argv,
+                  threads == MpiThreads::kMultiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED,
+                  &provided);
 }
 
 MpiSession::~MpiSession() { MPI_Finalize(); }
@@ -160,6 +176,17 @@ void MpiCommunicator::all_gather(ConstBuffer input, Buffer output, Algorithm alg
   BOOK_CHECK(code == MPI_SUCCESS, where() << ": " << mpi_error(code));
 }
 
+void MpiCommunicator::require_concurrent_use(std::string_view who) const {
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  BOOK_CHECK(level == MPI_THREAD_MULTIPLE,
+             who << ": MPI runs with " << thread_level_name(level)
+                 << ", but a second thread calling MPI needs MPI_THREAD_MULTIPLE; start MPI with "
+                    "MpiSession(&argc, &argv) (it asks for MPI_THREAD_MULTIPLE) or "
+                    "MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...), with an MPI library built "
+                    "with thread support");
+}
+
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
   Scope scope(*this, "split");
   MPI_Comm child = MPI_COMM_NULL;
@@ -170,8 +197,7 @@ std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
   if (child == MPI_COMM_NULL) return nullptr;
   auto result = std::make_unique<MpiCommunicator>(child, name);
   MPI_Comm_free(&child);  // the new communicator holds its own duplicate
-  result->set_timeout(timeout());
-  result->set_tree_threshold_bytes(tree_threshold_bytes());
+  pass_settings_to(*result);
   return result;
 }
 

@@ -7,16 +7,25 @@
 #include <mpi.h>
 
 #include <memory>
+#include <string_view>
 
 #include "chapters/03_collectives/communicator.h"
 
 namespace book::coll {
 
-/// Calls MPI_Init at construction and MPI_Finalize at destruction; one per process, in main.
+/// The thread support MpiSession asks MPI for.
+enum class MpiThreads {
+  kFunneled,  ///< Only the main thread calls MPI: the least locking inside MPI.
+  kMultiple,  ///< Any thread may call MPI at any time: what AsyncCommunicator's thread needs.
+};
+
+/// Calls MPI_Init_thread at construction and MPI_Finalize at destruction; one per process, in
+/// main. By default it asks for MPI_THREAD_MULTIPLE, so non-blocking collectives (async.h) can run
+/// on their own thread; a library that offers less makes AsyncCommunicator refuse, saying why.
 class MpiSession {
  public:
-  /// Initialises MPI with main's arguments.
-  MpiSession(int* argc, char*** argv);
+  /// Initialises MPI with main's arguments, asking for `threads`.
+  MpiSession(int* argc, char*** argv, MpiThreads threads = MpiThreads::kMultiple);
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;             ///< One per process.
   MpiSession& operator=(const MpiSession&) = delete;  ///< One per process.
@@ -44,6 +53,8 @@ class MpiCommunicator final : public Communicator {
   std::unique_ptr<Communicator> split(int color, int key) override;
   /// The underlying (duplicated) MPI communicator, e.g. to broadcast an NCCL unique id.
   MPI_Comm mpi_comm() const { return comm_; }
+  /// Refuses unless MPI runs with MPI_THREAD_MULTIPLE (MPI_Query_thread), naming the level it has.
+  void require_concurrent_use(std::string_view who) const override;
 
  protected:
   /// MPI_Isend, then MPI_Test until done or the timeout.

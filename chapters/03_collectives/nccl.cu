@@ -216,7 +216,7 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
       group() + "/split" + std::to_string(splits_++) + ":" + std::to_string(color);
   if (!child) return nullptr;
   auto result = std::unique_ptr<NcclCommunicator>(new NcclCommunicator(child, device_, name));
-  result->set_timeout(timeout());
+  pass_settings_to(*result);
   return result;
 }
 

@@ -3,6 +3,17 @@
 /// and tree, chosen per size, with the reduction fused into the receive), so every collective here
 /// is `Algorithm::kNative` and buffers are device memory. The point-to-point calls (ncclSend /
 /// ncclRecv) are counted like every other backend's; NCCL's own collectives are not.
+///
+/// **Non-blocking collectives on GPUs: what would be needed** (not done; this backend is only
+/// compiled here). AsyncCommunicator (async.h) over this backend gets, from split(), a new
+/// ncclComm with its own stream, so its kernels would not queue behind the caller's; but its
+/// thread would first have to call cudaSetDevice for the communicator's GPU (the current device
+/// is per host thread, and this backend sets it only in its constructor). NCCL itself needs no
+/// thread for overlap, because every NCCL call is already asynchronous to the host: the GPU
+/// version is a second communicator (ncclCommSplit) with its own stream, a CUDA event recorded
+/// after each collective as the handle, and cudaStreamWaitEvent (not a host wait) where the
+/// compute stream needs the result. This backend instead synchronises after every call, to turn a
+/// missing peer into a timeout.
 #pragma once
 
 #include <memory>

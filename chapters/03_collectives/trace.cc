@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
 
 #include "common/check.h"
 
@@ -33,18 +34,26 @@ void Trace::write_json(const std::string& path) const {
   std::ofstream out(path);
   BOOK_CHECK(out, "cannot write the trace to " << path);
   const auto all = events();
-  int ranks = 0;
-  for (const auto& e : all) ranks = std::max(ranks, e.rank + 1);
+  std::map<int, std::map<std::string, int>> lanes;  // rank -> lane -> thread id
+  std::map<std::string, int> lane_ids;              // the same lane has the same id everywhere
+  for (const auto& e : all) {
+    const int id = lane_ids.emplace(e.lane, static_cast<int>(lane_ids.size())).first->second;
+    lanes[e.rank][e.lane] = id;
+  }
   out << "{\"traceEvents\": [\n";
-  for (int r = 0; r < ranks; ++r)  // name the tracks
-    out << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":" << r
-        << ",\"args\":{\"name\":\"rank " << r << "\"}},\n";
+  for (const auto& [rank, by_lane] : lanes) {  // name the processes and their lanes
+    out << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" << rank
+        << ",\"args\":{\"name\":\"rank " << rank << "\"}},\n";
+    for (const auto& [lane, id] : by_lane)
+      out << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << rank << ",\"tid\":" << id
+          << ",\"args\":{\"name\":\"" << lane << "\"}},\n";
+  }
   for (std::size_t i = 0; i < all.size(); ++i) {
     const auto& e = all[i];
     out << "{\"name\":\"" << e.name << "\",\"cat\":\"" << e.category
-        << "\",\"ph\":\"X\",\"pid\":0,\"tid\":" << e.rank << ",\"ts\":" << e.start_us
-        << ",\"dur\":" << e.duration_us << ",\"args\":{\"bytes\":" << e.bytes << "}}"
-        << (i + 1 < all.size() ? ",\n" : "\n");
+        << "\",\"ph\":\"X\",\"pid\":" << e.rank << ",\"tid\":" << lane_ids[e.lane]
+        << ",\"ts\":" << e.start_us << ",\"dur\":" << e.duration_us
+        << ",\"args\":{\"bytes\":" << e.bytes << "}}" << (i + 1 < all.size() ? ",\n" : "\n");
   }
   out << "]}\n";
 }
@@ -52,10 +61,10 @@ void Trace::write_json(const std::string& path) const {
 void Trace::write_table(const std::string& path) const {
   std::ofstream out(path);
   BOOK_CHECK(out, "cannot write the trace table to " << path);
-  out << "# rank start_us end_us category bytes name\n";
+  out << "# rank start_us end_us category bytes name lane\n";
   for (const auto& e : events())
     out << e.rank << " " << e.start_us << " " << e.start_us + e.duration_us << " " << e.category
-        << " " << e.bytes << " \"" << e.name << "\"\n";
+        << " " << e.bytes << " \"" << e.name << "\" \"" << e.lane << "\"\n";
 }
 
 }  // namespace book::coll

@@ -5,6 +5,7 @@
 
 #include <thread>
 
+#include "chapters/03_collectives/async.h"
 #include "chapters/03_collectives/mpi.h"
 #include "chapters/03_collectives/testing/collective_testing.h"
 
@@ -113,6 +114,47 @@ TEST(Mpi, ARankThatNeverArrivesTimesOutWithItsName) {
          "waiting for rank " + std::to_string(comm->size() - 1)});
   }
   world.barrier();  // rank 1.. never joined that all_reduce
+}
+
+TEST(Mpi, NonBlockingCollectivesRunOnTheirOwnThread) {
+  MpiCommunicator comm;
+  const int n = comm.size(), r = comm.rank();
+  AsyncCommunicator async(comm);  // needs MPI_THREAD_MULTIPLE, which MpiSession asked for
+  std::vector<TypedBuffer> buckets;
+  std::vector<CollectiveHandle> handles;
+  for (int b = 0; b < 4; ++b) {
+    buckets.push_back(rank_input(300 + 77 * b, DType::kF32, r, 40 + b));
+    handles.push_back(async.all_reduce(buckets.back().view(), ReduceOp::kSum, Algorithm::kRing));
+  }
+  // Meanwhile this thread calls MPI too, on the caller's communicator.
+  TypedBuffer other = rank_input(501, DType::kBF16, r, 45);
+  comm.all_reduce(other.view(), ReduceOp::kSum, Algorithm::kRing);
+  expect_close(other, reference(501, DType::kBF16, n, 45, ReduceOp::kSum), 0, 501,
+               tolerance(DType::kBF16, n), "blocking bf16 next to the non-blocking ones");
+  for (int b = 0; b < 4; ++b) {
+    handles[b].wait();
+    const std::size_t count = 300 + 77 * b;
+    expect_close(buckets[b], reference(count, DType::kF32, n, 40 + b, ReduceOp::kSum), 0, count,
+                 tolerance(DType::kF32, n), handles[b].name() + " rank " + std::to_string(r));
+  }
+}
+
+TEST(Mpi, ANonBlockingTimeoutSurfacesAtWait) {
+  MpiCommunicator world;
+  if (world.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  auto comm = world.split(0, world.rank());  // a fresh group for the orphaned messages
+  comm->set_timeout(std::chrono::milliseconds(300));
+  {
+    AsyncCommunicator async(*comm);
+    if (comm->rank() == 0) {  // the others never start it
+      std::vector<float> data(10, 1.0f);
+      CollectiveHandle handle =
+          async.all_reduce(std::span<float>(data), ReduceOp::kSum, Algorithm::kRing);
+      testing::expect_error([&] { handle.wait(); }, {"non-blocking all_reduce #1 (10 x f32) failed",
+                                                     "timed out after 300 ms"});
+    }
+  }
+  world.barrier();
 }
 
 }  // namespace
