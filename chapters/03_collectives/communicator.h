@@ -71,11 +71,13 @@ class Communicator {
   Communicator(const Communicator&) = delete;             ///< One object per rank and group.
   Communicator& operator=(const Communicator&) = delete;  ///< One object per rank and group.
 
-  int rank() const { return rank_; }                   ///< This rank, in [0, size()).
-  int size() const { return size_; }                   ///< Number of ranks in the group.
-  const std::string& group() const { return group_; }  ///< The group's name, e.g. "world/tp0".
+  int rank() const { return rank_; }  ///< This rank, in [0, size()).
+  int size() const { return size_; }  ///< Number of ranks in the group.
+  /// The group's name, e.g. "world" or "world/tp(dp 0, pp 1)".
+  const std::string& group() const { return group_; }
   /// Renames the group, for error messages and traces (the process grid names its groups
-  /// "world/tp0", "world/dp1", …). Messages are routed by the group itself, never by its name.
+  /// after what their members share, "world/tp(dp 0, pp 1)"). Messages are routed by the group
+  /// itself, never by its name.
   void set_group_name(std::string name) { group_ = std::move(name); }
 
   /// Sends `data` to rank `dst` with `tag` (≥ 0). May return before `dst` receives it.

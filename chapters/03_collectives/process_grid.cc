@@ -1,7 +1,9 @@
 // The process grid: the rank formula, its checks, and five splits of the world.
 #include "chapters/03_collectives/process_grid.h"
 
+#include <initializer_list>
 #include <sstream>
+#include <utility>
 
 #include "common/check.h"
 
@@ -15,13 +17,22 @@ std::string degrees_text(const GridDegrees& g) {
   return out.str();
 }
 
-// One split of `world` into the group whose members share `color`, ordered by `key`, named
-// "<world>/<kind><color>" so that an error inside it says which group it was.
-std::unique_ptr<Communicator> make_group(Communicator& world, const char* kind, int color,
+// One split of `world` into the group whose members share `color`, ordered by `key`, named after
+// what its members share, e.g. "world/tp(dp 0, pp 1)", so that an error inside it says which
+// group it was.
+std::unique_ptr<Communicator> make_group(Communicator& world, const std::string& name, int color,
                                          int key) {
   std::unique_ptr<Communicator> group = world.split(color, key);
-  group->set_group_name(world.group() + "/" + kind + std::to_string(color));
+  group->set_group_name(world.group() + "/" + name);
   return group;
+}
+
+// "tp(dp 0, pp 1)": the kind of group and the coordinates its members share.
+std::string shared(const char* kind, std::initializer_list<std::pair<const char*, int>> fixed) {
+  std::string name = std::string(kind) + "(";
+  for (const auto& [axis, value] : fixed)
+    name += (name.back() == '(' ? "" : ", ") + std::string(axis) + " " + std::to_string(value);
+  return name + ")";
 }
 
 // The number of ranks the degrees make, after checking each is at least 1 and the product fits.
@@ -80,12 +91,14 @@ ProcessGrid::ProcessGrid(Communicator& world, const GridDegrees& degrees)
   const GridCoordinates& c = coordinates_;
   // Each group is the ranks that agree on every other coordinate (the color), ordered by their
   // own coordinate (the key), so a rank's rank in a group is its coordinate on that axis.
-  tp_ = make_group(world, "tp", c.dp + g.dp * c.pp, c.tp);
-  dp_ = make_group(world, "dp", c.tp + g.tp * c.pp, c.dp);
-  pp_ = make_group(world, "pp", c.tp + g.tp * c.dp, c.pp);
+  tp_ = make_group(world, shared("tp", {{"dp", c.dp}, {"pp", c.pp}}), c.dp + g.dp * c.pp, c.tp);
+  dp_ = make_group(world, shared("dp", {{"tp", c.tp}, {"pp", c.pp}}), c.tp + g.tp * c.pp, c.dp);
+  pp_ = make_group(world, shared("pp", {{"tp", c.tp}, {"dp", c.dp}}), c.tp + g.tp * c.dp, c.pp);
   const int blocks = g.dp / g.ep;  // expert-parallel blocks per data-parallel group
-  ep_ = make_group(world, "ep", c.tp + g.tp * (c.expert_dp + blocks * c.pp), c.ep);
-  expert_dp_ = make_group(world, "expert_dp", c.tp + g.tp * (c.ep + g.ep * c.pp), c.expert_dp);
+  ep_ = make_group(world, shared("ep", {{"tp", c.tp}, {"pp", c.pp}, {"block", c.expert_dp}}),
+                   c.tp + g.tp * (c.expert_dp + blocks * c.pp), c.ep);
+  expert_dp_ = make_group(world, shared("expert_dp", {{"tp", c.tp}, {"pp", c.pp}, {"ep", c.ep}}),
+                          c.tp + g.tp * (c.ep + g.ep * c.pp), c.expert_dp);
 }
 //! [process_grid]
 
