@@ -185,7 +185,7 @@ void tree_reduce(Communicator& comm, Buffer data, int root, ReduceOp op) {
       comm.reduce_local(data, incoming, step_op);
     }
   }
-  if (op == ReduceOp::kAvg) scale(data, 1.0f / static_cast<float>(n));
+  if (op == ReduceOp::kAvg) scale(data, 1.0 / n);
 }
 //! [tree_reduce]
 
@@ -222,7 +222,7 @@ void naive_all_reduce(Communicator& comm, Buffer data, ReduceOp op) {
     comm.recv(incoming, src, kTagNaive);
     comm.reduce_local(data, incoming, step_op);
   }
-  if (op == ReduceOp::kAvg) scale(data, 1.0f / static_cast<float>(n));
+  if (op == ReduceOp::kAvg) scale(data, 1.0 / n);
   for (int dst = 1; dst < n; ++dst) comm.send(data, dst, kTagNaive);
 }
 

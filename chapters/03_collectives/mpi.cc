@@ -38,6 +38,14 @@ int as_int(std::size_t bytes, const std::string& where) {
   return static_cast<int>(bytes);
 }
 
+// The MPI type of a buffer MPI can reduce: FP32 or FP64 (MPI has no BF16/FP16 reduction).
+MPI_Datatype reducible_type(DType dtype, const std::string& where) {
+  BOOK_CHECK(dtype == DType::kF32 || dtype == DType::kF64,
+             where << ": MPI has no " << dtype_name(dtype)
+                   << " reduction; use f32 or f64, or the book's algorithms");
+  return dtype == DType::kF32 ? MPI_FLOAT : MPI_DOUBLE;
+}
+
 const char* thread_level_name(int level) {
   switch (level) {
     case MPI_THREAD_SINGLE:
@@ -130,12 +138,11 @@ void MpiCommunicator::transport_sendrecv(const void* out, std::size_t out_bytes,
 void MpiCommunicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm) {
   if (algorithm != Algorithm::kNative) return Communicator::all_reduce(data, op, algorithm);
   Scope scope(*this, "all_reduce(native MPI_Allreduce)");
-  BOOK_CHECK(data.dtype == DType::kF32, where() << ": MPI has no BF16/FP16 reduction; use f32 or "
-                                                   "the book's algorithms");
-  const int code = MPI_Allreduce(MPI_IN_PLACE, data.data, as_int(data.count, where()), MPI_FLOAT,
+  const MPI_Datatype type = reducible_type(data.dtype, where());
+  const int code = MPI_Allreduce(MPI_IN_PLACE, data.data, as_int(data.count, where()), type,
                                  op == ReduceOp::kMax ? MPI_MAX : MPI_SUM, comm_);
   BOOK_CHECK(code == MPI_SUCCESS, where() << ": " << mpi_error(code));
-  if (op == ReduceOp::kAvg) scale(data, 1.0f / static_cast<float>(size()));
+  if (op == ReduceOp::kAvg) scale(data, 1.0 / size());
 }
 
 void MpiCommunicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op,
@@ -143,18 +150,19 @@ void MpiCommunicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp 
   if (algorithm != Algorithm::kNative)
     return Communicator::reduce_scatter(input, output, op, algorithm);
   Scope scope(*this, "reduce_scatter(native MPI_Reduce_scatter)");
-  BOOK_CHECK(input.dtype == DType::kF32 && output.dtype == DType::kF32,
-             where() << ": the native path is FP32 only");
+  const MPI_Datatype type = reducible_type(input.dtype, where());
+  BOOK_CHECK(output.dtype == input.dtype, where() << ": the output is " << dtype_name(output.dtype)
+                                                  << " but the input " << dtype_name(input.dtype));
   std::vector<int> counts(size());
   for (int r = 0; r < size(); ++r)
     counts[r] = as_int(shard_of(input.count, size(), r).count, where());
   BOOK_CHECK(output.count == static_cast<std::size_t>(counts[rank()]),
              where() << ": output must hold this rank's shard of " << counts[rank()]
                      << " elements, got " << output.count);
-  const int code = MPI_Reduce_scatter(input.data, output.data, counts.data(), MPI_FLOAT,
+  const int code = MPI_Reduce_scatter(input.data, output.data, counts.data(), type,
                                       op == ReduceOp::kMax ? MPI_MAX : MPI_SUM, comm_);
   BOOK_CHECK(code == MPI_SUCCESS, where() << ": " << mpi_error(code));
-  if (op == ReduceOp::kAvg) scale(output, 1.0f / static_cast<float>(size()));
+  if (op == ReduceOp::kAvg) scale(output, 1.0 / size());
 }
 
 void MpiCommunicator::all_gather(ConstBuffer input, Buffer output, Algorithm algorithm) {

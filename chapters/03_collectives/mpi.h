@@ -39,11 +39,12 @@ class MpiCommunicator final : public Communicator {
   explicit MpiCommunicator(MPI_Comm comm = MPI_COMM_WORLD, std::string group = "world");
   ~MpiCommunicator() override;
 
-  /// `Algorithm::kNative` calls MPI_Allreduce (FP32 only); others run the book's algorithms.
+  /// `Algorithm::kNative` calls MPI_Allreduce (FP32 and FP64 only); others run the book's
+  /// algorithms.
   /// Native calls are not counted: MPI does not say what it sends.
   void all_reduce(Buffer data, ReduceOp op = ReduceOp::kSum,
                   Algorithm algorithm = Algorithm::kAutomatic) override;
-  /// `Algorithm::kNative` calls MPI_Reduce_scatter (FP32 only).
+  /// `Algorithm::kNative` calls MPI_Reduce_scatter (FP32 and FP64 only).
   void reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op = ReduceOp::kSum,
                       Algorithm algorithm = Algorithm::kAutomatic) override;
   /// `Algorithm::kNative` calls MPI_Allgatherv (any type, as bytes).

@@ -21,6 +21,8 @@ ncclDataType_t nccl_type(DType dtype) {
   switch (dtype) {
     case DType::kF32:
       return ncclFloat32;
+    case DType::kF64:
+      return ncclFloat64;
     case DType::kBF16:
       return ncclBfloat16;
     case DType::kF16:

@@ -16,12 +16,25 @@ float to_float(BFloat16 value) { return bf16_to_float(value.bits); }
 Half to_half(float value) { return {float_to_fp16(value)}; }
 float to_float(Half value) { return fp16_to_float(value.bits); }
 
-std::size_t dtype_size(DType dtype) { return dtype == DType::kF32 ? 4 : 2; }
+std::size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+      return 4;
+    case DType::kF64:
+      return 8;
+    case DType::kBF16:
+    case DType::kF16:
+      return 2;
+  }
+  return 0;
+}
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
     case DType::kF32:
       return "f32";
+    case DType::kF64:
+      return "f64";
     case DType::kBF16:
       return "bf16";
     case DType::kF16:
@@ -96,6 +109,11 @@ void reduce_into(Buffer dst, ConstBuffer src, ReduceOp op) {
       reduce_typed<float>(
           dst.data, src.data, dst.count, op, [](float x) { return x; }, [](float x) { return x; });
       break;
+    case DType::kF64:
+      reduce_typed<double>(
+          dst.data, src.data, dst.count, op, [](double x) { return x; },
+          [](double x) { return x; });
+      break;
     case DType::kBF16:
       reduce_typed<BFloat16>(
           dst.data, src.data, dst.count, op, [](BFloat16 x) { return to_float(x); },
@@ -109,20 +127,24 @@ void reduce_into(Buffer dst, ConstBuffer src, ReduceOp op) {
   }
 }
 
-void scale(Buffer data, float factor) {
+void scale(Buffer data, double factor) {
+  const auto factor32 = static_cast<float>(factor);
   for (std::size_t i = 0; i < data.count; ++i) {
     switch (data.dtype) {
       case DType::kF32:
-        static_cast<float*>(data.data)[i] *= factor;
+        static_cast<float*>(data.data)[i] *= factor32;
+        break;
+      case DType::kF64:
+        static_cast<double*>(data.data)[i] *= factor;
         break;
       case DType::kBF16: {
         auto& x = static_cast<BFloat16*>(data.data)[i];
-        x = to_bf16(to_float(x) * factor);
+        x = to_bf16(to_float(x) * factor32);
         break;
       }
       case DType::kF16: {
         auto& x = static_cast<Half*>(data.data)[i];
-        x = to_half(to_float(x) * factor);
+        x = to_half(to_float(x) * factor32);
         break;
       }
     }

@@ -1,6 +1,6 @@
 /// @file
-/// What a collective moves: typed views of buffers (FP32, BF16, FP16), reduction operators, the
-/// algorithm names, and how a buffer of `count` elements is cut into one shard per rank.
+/// What a collective moves: typed views of buffers (FP32, FP64, BF16, FP16), reduction operators,
+/// the algorithm names, and how a buffer of `count` elements is cut into one shard per rank.
 #pragma once
 
 #include <cstddef>
@@ -33,13 +33,14 @@ float to_float(Half value);
 /// The element type of a buffer.
 enum class DType {
   kF32,   ///< IEEE 754 single precision (float).
+  kF64,   ///< IEEE 754 double precision (double).
   kBF16,  ///< bfloat16 (BFloat16).
   kF16,   ///< IEEE 754 half precision (Half).
 };
 
 /// Bytes per element of `dtype`.
 std::size_t dtype_size(DType dtype);
-/// "f32", "bf16" or "f16".
+/// "f32", "f64", "bf16" or "f16".
 const char* dtype_name(DType dtype);
 
 /// How elements from different ranks are combined.
@@ -67,7 +68,7 @@ enum class Algorithm {
 const char* algorithm_name(Algorithm algorithm);
 
 /// A mutable, non-owning view of `count` elements of type `dtype`. Built from a std::span of
-/// float, BFloat16 or Half so that the type can't be mistaken.
+/// float, double, BFloat16 or Half so that the type can't be mistaken.
 struct Buffer {
   void* data = nullptr;       ///< First element (host memory; device memory on the NCCL backend).
   std::size_t count = 0;      ///< Number of elements.
@@ -76,6 +77,8 @@ struct Buffer {
   Buffer() = default;
   /// A view of FP32 elements.
   Buffer(std::span<float> s) : data(s.data()), count(s.size()), dtype(DType::kF32) {}
+  /// A view of FP64 elements.
+  Buffer(std::span<double> s) : data(s.data()), count(s.size()), dtype(DType::kF64) {}
   /// A view of BF16 elements.
   Buffer(std::span<BFloat16> s) : data(s.data()), count(s.size()), dtype(DType::kBF16) {}
   /// A view of FP16 elements.
@@ -102,6 +105,8 @@ struct ConstBuffer {
   ConstBuffer(const Buffer& b) : data(b.data), count(b.count), dtype(b.dtype) {}
   /// A view of FP32 elements.
   ConstBuffer(std::span<const float> s) : data(s.data()), count(s.size()), dtype(DType::kF32) {}
+  /// A view of FP64 elements.
+  ConstBuffer(std::span<const double> s) : data(s.data()), count(s.size()), dtype(DType::kF64) {}
   /// A view of BF16 elements.
   ConstBuffer(std::span<const BFloat16> s) : data(s.data()), count(s.size()), dtype(DType::kBF16) {}
   /// A view of FP16 elements.
@@ -129,13 +134,15 @@ struct Shard {
 /// all_gather and the i-th chunk of the ring. Requires parts ≥ 1 and 0 ≤ index < parts.
 Shard shard_of(std::size_t count, int parts, int index);
 
-/// dst[i] = op(dst[i], src[i]) for every element, computed in FP32 and rounded once to the
-/// buffer's type (kAvg adds here; the division by the group size is a separate scale()).
-/// Requires the same count and type.
+/// dst[i] = op(dst[i], src[i]) for every element, computed in FP32 (in FP64 for FP64) and rounded
+/// once to the buffer's type (kAvg adds here; the division by the group size is a separate
+/// scale()). Requires the same count and type.
 void reduce_into(Buffer dst, ConstBuffer src, ReduceOp op);
 
-/// data[i] *= factor, computed in FP32 and rounded once.
-void scale(Buffer data, float factor);
+/// data[i] *= factor, computed in FP32 with the factor rounded to FP32 (in FP64 for FP64), and
+/// rounded once. For a mean pass 1.0 / n: rounded to FP32 it is exactly 1.0f / n for every n
+/// below 2^22, and FP64 buffers get the exact quotient.
+void scale(Buffer data, double factor);
 
 /// Copies src into dst (same count and type).
 void copy_into(Buffer dst, ConstBuffer src);

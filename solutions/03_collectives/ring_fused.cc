@@ -17,7 +17,7 @@ void ring_fused_all_reduce(Communicator& comm, Buffer data, ReduceOp op) {
   }
   if (op == ReduceOp::kAvg) {
     const Shard mine = shard_of(data.count, n, r);
-    scale(data.slice(mine.offset, mine.count), 1.0f / static_cast<float>(n));
+    scale(data.slice(mine.offset, mine.count), 1.0 / n);
   }
   ring_all_gather(comm, data);
 }

@@ -16,7 +16,7 @@ namespace {
 using testing::TypedBuffer;
 
 TEST(CollectiveTesting, RankInputsAreSeededRoundedAndDifferPerRank) {
-  for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
+  for (DType dtype : {DType::kF32, DType::kF64, DType::kBF16, DType::kF16}) {
     const TypedBuffer a = testing::rank_input(257, dtype, 0, 9),
                       b = testing::rank_input(257, dtype, 1, 9);
     const TypedBuffer again = testing::rank_input(257, dtype, 0, 9);

@@ -37,6 +37,22 @@ TEST(Mpi, RingTreeNaiveAndNativeAgreeWithTheReference) {
   }
 }
 
+TEST(Mpi, NativeAndRingInFp64) {
+  MpiCommunicator comm;
+  const int n = comm.size();
+  for (Algorithm algo : {Algorithm::kNative, Algorithm::kRing}) {
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg}) {
+      TypedBuffer data = rank_input(1037, DType::kF64, comm.rank(), 34);
+      comm.all_reduce(data.view(), op, algo);
+      expect_close(data, reference(1037, DType::kF64, n, 34, op), 0, 1037,
+                   tolerance(DType::kF64, n), std::string(algorithm_name(algo)) + " f64");
+    }
+  }
+  TypedBuffer half = rank_input(8, DType::kBF16, comm.rank(), 35);
+  testing::expect_error([&] { comm.all_reduce(half.view(), ReduceOp::kSum, Algorithm::kNative); },
+                        {"MPI has no bf16 reduction"});
+}
+
 TEST(Mpi, RingSendsTheTextbookVolumeExactly) {
   MpiCommunicator comm;
   const int n = comm.size(), r = comm.rank();

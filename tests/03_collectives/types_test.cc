@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 
+#include "chapters/03_collectives/testing/collective_testing.h"
 #include "chapters/03_collectives/types.h"
 #include "common/check.h"
 #include "common/rng.h"
@@ -81,6 +82,39 @@ TEST(ReduceInto, SumMaxInEachTypeAndMismatchErrors) {
   EXPECT_THROW(reduce_into(std::span<float>(a), std::span<const float>(short_one), ReduceOp::kSum),
                Error);
   EXPECT_THROW(copy_into(std::span<float>(a), std::span<const BFloat16>(y)), Error);
+}
+
+TEST(ReduceInto, Fp64IsComputedInFp64) {
+  // 1 + 2^-40 is not a float: an FP32 detour would lose the 2^-40.
+  std::vector<double> a = {1.0, -3.0}, b = {0x1.0p-40, 2.5};
+  reduce_into(std::span<double>(a), std::span<const double>(b), ReduceOp::kSum);
+  EXPECT_EQ(a, (std::vector<double>{1.0 + 0x1.0p-40, -0.5}));
+  reduce_into(std::span<double>(a), std::span<const double>(b), ReduceOp::kMax);
+  EXPECT_EQ(a, (std::vector<double>{1.0 + 0x1.0p-40, 2.5}));
+  std::vector<double> third = {1.0};
+  scale(std::span<double>(third), 1.0 / 3);
+  EXPECT_EQ(third[0], 1.0 / 3) << "the mean's factor must not pass through FP32";
+  std::vector<float> f = {3.0f};
+  scale(std::span<float>(f), 1.0 / 3);
+  EXPECT_EQ(f[0], 3.0f * (1.0f / 3.0f)) << "FP32 keeps its FP32 factor, bit for bit";
+}
+
+TEST(AllReduce, Fp64EveryAlgorithmWithinFp64Rounding) {
+  for (Algorithm algo :
+       {Algorithm::kRing, Algorithm::kRingFused, Algorithm::kTree, Algorithm::kNaive}) {
+    for (int n : {2, 3, 5}) {
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
+        const auto expected = testing::reference(1037, DType::kF64, n, 25, op);
+        run_ranks(n, [&](Communicator& comm) {
+          testing::TypedBuffer data = testing::rank_input(1037, DType::kF64, comm.rank(), 25);
+          comm.all_reduce(data.view(), op, algo);
+          testing::expect_close(
+              data, expected, 0, 1037, testing::tolerance(DType::kF64, n),
+              std::string(algorithm_name(algo)) + " " + testing::label(n, 1037, DType::kF64, op));
+        });
+      }
+    }
+  }
 }
 
 }  // namespace

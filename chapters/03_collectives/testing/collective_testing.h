@@ -66,6 +66,8 @@ class TypedBuffer {
     switch (dtype_) {
       case DType::kF32:
         return load<float>(i);
+      case DType::kF64:
+        return load<double>(i);
       case DType::kBF16:
         return to_float(load<BFloat16>(i));
       case DType::kF16:
@@ -73,12 +75,15 @@ class TypedBuffer {
     }
     return NAN;
   }
-  /// Sets element `i` to `value`, rounded to the buffer's type (through FP32).
+  /// Sets element `i` to `value`, rounded to the buffer's type (through FP32, but for FP64).
   void set(std::size_t i, double value) {
     const auto f = static_cast<float>(value);
     switch (dtype_) {
       case DType::kF32:
         store(i, f);
+        break;
+      case DType::kF64:
+        store(i, value);
         break;
       case DType::kBF16:
         store(i, to_bf16(f));
@@ -92,7 +97,7 @@ class TypedBuffer {
   void poison() {
     for (std::size_t i = 0; i < count_; ++i) set(i, std::numeric_limits<double>::quiet_NaN());
   }
-  /// All elements as FP32 (exact for every type here).
+  /// All elements as FP32 (exact for every type but FP64).
   std::vector<float> floats() const {
     std::vector<float> out(count_);
     for (std::size_t i = 0; i < count_; ++i) out[i] = static_cast<float>(get(i));
@@ -143,9 +148,10 @@ inline std::vector<double> reference(std::size_t count, DType dtype, int n, std:
 /// per step of a partial result at most n in magnitude, 4n² units in the last place.
 inline double tolerance(DType dtype, int n) {
   const double unit = dtype == DType::kF32    ? 0x1.0p-24
+                      : dtype == DType::kF64  ? 0x1.0p-53
                       : dtype == DType::kBF16 ? 0x1.0p-8
                                               : 0x1.0p-11;
-  return 4.0 * n * n * unit + 1e-7;
+  return 4.0 * n * n * unit + (dtype == DType::kF64 ? 1e-15 : 1e-7);
 }
 
 /// Adds a failure unless elements [begin, end) of `actual` are within `tol` of `expected`; the
