@@ -5,22 +5,23 @@
 //   bazel run -c opt //chapters/03_collectives:busbw                    # 1 KiB … 256 MiB
 //   bazel run -c opt //chapters/03_collectives:busbw -- --tour          # quick, with tour lines
 //   bazel run -c opt //chapters/03_collectives:busbw -- --trace /tmp/ring.json
-//   options: --ranks N (default 4), --max-mib M (default 256)
+//   options: --ranks N (default 4), --max-mib M (default 256); --help lists them
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <exception>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "chapters/03_collectives/busbw_options.h"
 #include "chapters/03_collectives/busbw_table.h"
 #include "chapters/03_collectives/threads.h"
-#include "chapters/03_collectives/trace.h"
 #include "common/buffer.h"
 #include "common/check.h"
+#include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
+#include "common/trace.h"
 
 namespace book::coll {
 namespace {
@@ -108,14 +109,11 @@ void write_traces(int ranks, const std::string& path) {
 }
 
 int run(int argc, char** argv) {
-  const bool tour = has_flag(argc, argv, "--tour");
-  const int ranks = std::stoi(flag_value(argc, argv, "--ranks", "4"));
-  const std::size_t max_bytes = std::stoul(flag_value(argc, argv, "--max-mib", tour ? "1" : "256"))
-                                << 20;
-  const std::string trace_path = flag_value(argc, argv, "--trace", "");
-  BOOK_CHECK(ranks >= 1 && max_bytes >= 1024,
-             "--ranks must be at least 1 and --max-mib at least 1, got " << ranks << " and "
-                                                                         << (max_bytes >> 20));
+  const BusbwOptions options = parse_busbw_options(BusbwStage::kThreads, argc, argv);
+  const bool tour = options.tour;
+  const int ranks = options.ranks;
+  const std::size_t max_bytes = static_cast<std::size_t>(options.max_mib) << 20;
+  const std::string& trace_path = options.trace;
   if (!trace_path.empty()) write_traces(ranks, trace_path);
 
   std::vector<std::size_t> sizes = size_sweep(1024, max_bytes, 4);
@@ -198,11 +196,4 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace book::coll
 
-int main(int argc, char** argv) {
-  try {
-    return book::coll::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return book::run_main(argc, argv, book::coll::run); }

@@ -2,16 +2,17 @@
 // (Algorithm::kNative) as the peer in the same run.
 //
 //   bazel build -c opt //chapters/03_collectives:busbw_mpi
-//   mpirun -np 4 --oversubscribe bazel-bin/chapters/03_collectives/busbw_mpi [--max-mib M]
+//   mpirun -np 4 --oversubscribe bazel-bin/chapters/03_collectives/busbw_mpi [--max-mib M] [--tour]
 #include <algorithm>
 #include <cstdio>
-#include <exception>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "chapters/03_collectives/busbw_options.h"
 #include "chapters/03_collectives/busbw_table.h"
 #include "chapters/03_collectives/mpi.h"
+#include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
 
@@ -41,10 +42,10 @@ double time_all_reduce(MpiCommunicator& comm, std::vector<float>& data, Algorith
 int run(int argc, char** argv) {
   // FUNNELED: only this thread calls MPI, and Open MPI takes no locks for other threads.
   MpiSession session(&argc, &argv, MpiThreads::kFunneled);
+  const BusbwOptions options = parse_busbw_options(BusbwStage::kMpi, argc, argv);
   MpiCommunicator comm;
-  const bool tour = has_flag(argc, argv, "--tour");
-  const std::size_t max_bytes = std::stoul(flag_value(argc, argv, "--max-mib", tour ? "4" : "256"))
-                                << 20;
+  const bool tour = options.tour;
+  const std::size_t max_bytes = static_cast<std::size_t>(options.max_mib) << 20;
   const bool root = comm.rank() == 0;
   const std::size_t budget = tour ? (16u << 20) : (256u << 20);
   Table table(
@@ -89,11 +90,4 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace book::coll
 
-int main(int argc, char** argv) {
-  try {
-    return book::coll::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return book::run_main(argc, argv, book::coll::run); }

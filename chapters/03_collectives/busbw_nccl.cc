@@ -6,12 +6,13 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
-#include <exception>
 #include <string>
 
+#include "chapters/03_collectives/busbw_options.h"
 #include "chapters/03_collectives/busbw_table.h"
 #include "chapters/03_collectives/nccl.h"
 #include "common/cuda.h"
+#include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
 
@@ -21,11 +22,9 @@ namespace {
 int run(int argc, char** argv) {
   // FUNNELED: only this thread calls MPI, and Open MPI takes no locks for other threads.
   MpiSession session(&argc, &argv, MpiThreads::kFunneled);
+  const BusbwOptions options = parse_busbw_options(BusbwStage::kNccl, argc, argv);
   MpiCommunicator mpi;
-  const std::size_t max_bytes =
-      std::stoul(
-          flag_value(argc, argv, "--max-mib", has_flag(argc, argv, "--tour") ? "64" : "1024"))
-      << 20;
+  const std::size_t max_bytes = static_cast<std::size_t>(options.max_mib) << 20;
   auto nccl = nccl_over_mpi(mpi);
   const bool root = mpi.rank() == 0;
   if (root) std::printf("%s", cuda::device_summary().c_str());
@@ -57,11 +56,4 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace book::coll
 
-int main(int argc, char** argv) {
-  try {
-    return book::coll::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return book::run_main(argc, argv, book::coll::run); }

@@ -60,17 +60,4 @@ double memcpy_gbs(std::size_t bytes, int repeats) {
   return algbw_gbs(bytes, seconds);
 }
 
-std::string flag_value(int argc, char** argv, const std::string& name,
-                       const std::string& fallback) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (name == argv[i]) return argv[i + 1];
-  return fallback;
-}
-
-bool has_flag(int argc, char** argv, const std::string& name) {
-  for (int i = 1; i < argc; ++i)
-    if (name == argv[i]) return true;
-  return false;
-}
-
 }  // namespace book::coll

@@ -37,10 +37,4 @@ int repetitions_for(std::size_t bytes, std::size_t budget_bytes);
 /// writes S), median of `repeats` copies after a warm-up.
 double memcpy_gbs(std::size_t bytes, int repeats);
 
-/// The value of "--name VALUE" in argv, or `fallback`.
-std::string flag_value(int argc, char** argv, const std::string& name, const std::string& fallback);
-
-/// Whether "--name" appears in argv.
-bool has_flag(int argc, char** argv, const std::string& name);
-
 }  // namespace book::coll

@@ -4,8 +4,8 @@
 
 #include "chapters/03_collectives/algorithms.h"
 #include "chapters/03_collectives/communicator.h"
-#include "chapters/03_collectives/trace.h"
 #include "common/check.h"
+#include "common/trace.h"
 
 namespace book::coll {
 

@@ -21,9 +21,11 @@
 
 #include "chapters/03_collectives/types.h"
 
-namespace book::coll {
+namespace book {
+class Trace;  // common/trace.h
+}  // namespace book
 
-class Trace;
+namespace book::coll {
 
 /// What one rank has sent and received through its communicator (and the groups split from it
 /// count separately). Counted where bytes leave and arrive, so a test can pin the textbook volumes.

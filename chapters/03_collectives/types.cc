@@ -6,42 +6,8 @@
 #include <cstring>
 
 #include "common/check.h"
-#include "common/float16.h"
 
 namespace book::coll {
-
-// The rounding itself is book-wide (common/float16.h); these give it the collectives' types.
-BFloat16 to_bf16(float value) { return {float_to_bf16(value)}; }
-float to_float(BFloat16 value) { return bf16_to_float(value.bits); }
-Half to_half(float value) { return {float_to_fp16(value)}; }
-float to_float(Half value) { return fp16_to_float(value.bits); }
-
-std::size_t dtype_size(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-      return 4;
-    case DType::kF64:
-      return 8;
-    case DType::kBF16:
-    case DType::kF16:
-      return 2;
-  }
-  return 0;
-}
-
-const char* dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-      return "f32";
-    case DType::kF64:
-      return "f64";
-    case DType::kBF16:
-      return "bf16";
-    case DType::kF16:
-      return "f16";
-  }
-  return "?";
-}
 
 const char* op_name(ReduceOp op) {
   switch (op) {

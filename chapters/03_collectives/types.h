@@ -1,6 +1,7 @@
 /// @file
-/// What a collective moves: typed views of buffers (FP32, FP64, BF16, FP16), reduction operators,
-/// the algorithm names, and how a buffer of `count` elements is cut into one shard per rank.
+/// What a collective moves: typed views of buffers (FP32, FP64, BF16, FP16: the book's DType from
+/// common/dtype.h), reduction operators, the algorithm names, and how a buffer of `count`
+/// elements is cut into one shard per rank.
 #pragma once
 
 #include <cstddef>
@@ -8,40 +9,9 @@
 #include <span>
 #include <string>
 
+#include "common/dtype.h"
+
 namespace book::coll {
-
-/// bfloat16: the top 16 bits of an FP32 (8 exponent bits, 7 mantissa bits). Storage only; every
-/// reduction converts to FP32, computes, and rounds back to nearest-even.
-struct BFloat16 {
-  std::uint16_t bits = 0;  ///< The raw bits.
-};
-
-/// IEEE 754 half precision (5 exponent bits, 10 mantissa bits). Storage only, like BFloat16.
-struct Half {
-  std::uint16_t bits = 0;  ///< The raw bits.
-};
-
-/// FP32 → BF16, round to nearest even (NaN stays NaN).
-BFloat16 to_bf16(float value);
-/// BF16 → FP32 (exact).
-float to_float(BFloat16 value);
-/// FP32 → FP16, round to nearest even; overflow gives ±inf, tiny values become subnormals or 0.
-Half to_half(float value);
-/// FP16 → FP32 (exact).
-float to_float(Half value);
-
-/// The element type of a buffer.
-enum class DType {
-  kF32,   ///< IEEE 754 single precision (float).
-  kF64,   ///< IEEE 754 double precision (double).
-  kBF16,  ///< bfloat16 (BFloat16).
-  kF16,   ///< IEEE 754 half precision (Half).
-};
-
-/// Bytes per element of `dtype`.
-std::size_t dtype_size(DType dtype);
-/// "f32", "f64", "bf16" or "f16".
-const char* dtype_name(DType dtype);
 
 /// How elements from different ranks are combined.
 enum class ReduceOp {

@@ -9,13 +9,14 @@
 
 #include "chapters/03_collectives/async.h"
 #include "chapters/03_collectives/testing/collective_testing.h"
-#include "chapters/03_collectives/trace.h"
+#include "common/testing/expect_error.h"
+#include "common/trace.h"
 
 namespace book::coll {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::expect_error;
+using book::testing::expect_error;
 using testing::rank_input;
 using testing::TypedBuffer;
 
@@ -114,7 +115,9 @@ TEST(Async, SeveralInFlightRunInTheOrderStarted) {
     for (int b = 0; b < kBuckets; ++b) {
       EXPECT_NE(ran[b].name.find(std::to_string(100 + 37 * b) + " x f32"), std::string::npos)
           << "rank " << r << ": collective " << b << " was " << ran[b].name;
-      if (b > 0) EXPECT_GE(ran[b].start_us, ran[b - 1].start_us + ran[b - 1].duration_us) << r;
+      if (b > 0) {
+        EXPECT_GE(ran[b].start_us, ran[b - 1].start_us + ran[b - 1].duration_us) << "rank " << r;
+      }
     }
   }
 }

@@ -7,14 +7,15 @@
 
 #include "chapters/03_collectives/algorithms.h"
 #include "chapters/03_collectives/testing/collective_testing.h"
-#include "chapters/03_collectives/trace.h"
+#include "common/testing/expect_error.h"
+#include "common/trace.h"
 
 namespace book::coll {
 namespace {
 
 using namespace std::chrono_literals;
+using book::testing::expect_error;
 using testing::expect_close;
-using testing::expect_error;
 using testing::rank_input;
 using testing::reference;
 using testing::tolerance;

@@ -5,15 +5,17 @@
 #include "chapters/03_collectives/async.h"
 #include "chapters/03_collectives/mpi.h"
 #include "chapters/03_collectives/testing/collective_testing.h"
+#include "common/testing/expect_error.h"
 
 namespace book::coll {
 namespace {
 
 TEST(MpiFunneled, NonBlockingCollectivesAreRefusedWithTheReason) {
   MpiCommunicator comm;
-  testing::expect_error([&] { AsyncCommunicator async(comm); },
-                        {"AsyncCommunicator on group 'world'", "MPI runs with MPI_THREAD_FUNNELED",
-                         "needs MPI_THREAD_MULTIPLE", "MpiSession(&argc, &argv)"});
+  book::testing::expect_error(
+      [&] { AsyncCommunicator async(comm); },
+      {"AsyncCommunicator on group 'world'", "MPI runs with MPI_THREAD_FUNNELED",
+       "needs MPI_THREAD_MULTIPLE", "MpiSession(&argc, &argv)"});
   comm.barrier();  // the refusal happened before any message: the group still works
 }
 

@@ -8,6 +8,7 @@
 #include "chapters/03_collectives/async.h"
 #include "chapters/03_collectives/mpi.h"
 #include "chapters/03_collectives/testing/collective_testing.h"
+#include "common/testing/expect_error.h"
 
 namespace book::coll {
 namespace {
@@ -49,8 +50,9 @@ TEST(Mpi, NativeAndRingInFp64) {
     }
   }
   TypedBuffer half = rank_input(8, DType::kBF16, comm.rank(), 35);
-  testing::expect_error([&] { comm.all_reduce(half.view(), ReduceOp::kSum, Algorithm::kNative); },
-                        {"MPI has no bf16 reduction"});
+  book::testing::expect_error(
+      [&] { comm.all_reduce(half.view(), ReduceOp::kSum, Algorithm::kNative); },
+      {"MPI has no bf16 reduction"});
 }
 
 TEST(Mpi, RingSendsTheTextbookVolumeExactly) {
@@ -124,7 +126,7 @@ TEST(Mpi, ARankThatNeverArrivesTimesOutWithItsName) {
   comm->set_timeout(std::chrono::milliseconds(300));
   if (comm->rank() == 0) {
     std::vector<float> data(10, 1.0f);
-    testing::expect_error(
+    book::testing::expect_error(
         [&] { comm->all_reduce(std::span<float>(data), ReduceOp::kSum, Algorithm::kRing); },
         {"all_reduce(ring", "timed out after 300 ms",
          "waiting for rank " + std::to_string(comm->size() - 1)});
@@ -166,8 +168,9 @@ TEST(Mpi, ANonBlockingTimeoutSurfacesAtWait) {
       std::vector<float> data(10, 1.0f);
       CollectiveHandle handle =
           async.all_reduce(std::span<float>(data), ReduceOp::kSum, Algorithm::kRing);
-      testing::expect_error([&] { handle.wait(); }, {"non-blocking all_reduce #1 (10 x f32) failed",
-                                                     "timed out after 300 ms"});
+      book::testing::expect_error(
+          [&] { handle.wait(); },
+          {"non-blocking all_reduce #1 (10 x f32) failed", "timed out after 300 ms"});
     }
   }
   world.barrier();

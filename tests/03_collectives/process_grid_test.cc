@@ -9,6 +9,7 @@
 
 #include "chapters/03_collectives/process_grid.h"
 #include "chapters/03_collectives/testing/collective_testing.h"
+#include "common/testing/expect_error.h"
 
 namespace book::coll {
 namespace {
@@ -144,30 +145,30 @@ TEST(ProcessGrid, PipelineNeighboursPassActivationsAlong) {
       EXPECT_EQ(from_previous[0], static_cast<float>(expected)) << grid.describe();
     }
     if (grid.is_first_stage())
-      testing::expect_error([&] { grid.previous_stage(); }, {"stage 0 is the first stage"});
+      book::testing::expect_error([&] { grid.previous_stage(); }, {"stage 0 is the first stage"});
     if (grid.is_last_stage())
-      testing::expect_error([&] { grid.next_stage(); }, {"stage 2 is the last stage"});
+      book::testing::expect_error([&] { grid.next_stage(); }, {"stage 2 is the last stage"});
   });
 }
 
 TEST(ProcessGrid, DegreesThatDoNotFitTheWorldAreRefusedOnEveryRank) {
   run_ranks(8, [](Communicator& world) {
-    testing::expect_error([&] { ProcessGrid(world, {.dp = 2, .tp = 2, .pp = 3}); },
-                          {"dp x tp x pp = 2 x 2 x 3 = 12 ranks", "the world has 8"});
-    testing::expect_error([&] { ProcessGrid(world, {.dp = 4, .tp = 2, .pp = 1, .ep = 3}); },
-                          {"ep=3 must divide dp=4"});
-    testing::expect_error([&] { ProcessGrid(world, {.dp = 8, .tp = 0, .pp = 1}); },
-                          {"every degree must be at least 1", "tp=0"});
-    testing::expect_error([&] { ProcessGrid(world, {.dp = 8, .tp = 1, .pp = 1, .ep = -2}); },
-                          {"every degree must be at least 1", "ep=-2"});
+    book::testing::expect_error([&] { ProcessGrid(world, {.dp = 2, .tp = 2, .pp = 3}); },
+                                {"dp x tp x pp = 2 x 2 x 3 = 12 ranks", "the world has 8"});
+    book::testing::expect_error([&] { ProcessGrid(world, {.dp = 4, .tp = 2, .pp = 1, .ep = 3}); },
+                                {"ep=3 must divide dp=4"});
+    book::testing::expect_error([&] { ProcessGrid(world, {.dp = 8, .tp = 0, .pp = 1}); },
+                                {"every degree must be at least 1", "tp=0"});
+    book::testing::expect_error([&] { ProcessGrid(world, {.dp = 8, .tp = 1, .pp = 1, .ep = -2}); },
+                                {"every degree must be at least 1", "ep=-2"});
     // The refusals sent nothing: the world still works, and a good grid can be built after them.
     ProcessGrid grid(world, {.dp = 4, .tp = 2, .pp = 1, .ep = 2});
     EXPECT_EQ(grid.tp().size(), 2);
   });
-  testing::expect_error([] { ProcessGrid::coordinates_of({.dp = 2, .tp = 2}, 4); },
-                        {"world rank 4 is not in a grid of 4 ranks"});
-  testing::expect_error([] { ProcessGrid::world_rank_of({.dp = 2, .tp = 2}, 0, 2, 0); },
-                        {"(dp 0, tp 2, pp 0) is outside the grid"});
+  book::testing::expect_error([] { ProcessGrid::coordinates_of({.dp = 2, .tp = 2}, 4); },
+                              {"world rank 4 is not in a grid of 4 ranks"});
+  book::testing::expect_error([] { ProcessGrid::world_rank_of({.dp = 2, .tp = 2}, 0, 2, 0); },
+                              {"(dp 0, tp 2, pp 0) is outside the grid"});
 }
 
 }  // namespace

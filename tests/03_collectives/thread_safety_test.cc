@@ -12,6 +12,7 @@
 
 #include "chapters/03_collectives/testing/collective_testing.h"
 #include "chapters/03_collectives/threads.h"
+#include "common/testing/expect_error.h"
 
 namespace book::coll {
 namespace {
@@ -77,8 +78,8 @@ TEST(ThreadSafety, ASecondThreadOnTheSameCommunicatorIsRefused) {
     EXPECT_NE(message.find("one thread at a time"), std::string::npos) << message;
     EXPECT_NE(message.find("split()"), std::string::npos) << message;
     // A blocking collective is refused at once too, instead of mixing its messages with recv's.
-    testing::expect_error([&] { comm.barrier(); },
-                          {"barrier on rank 0", "another thread is inside a call"});
+    book::testing::expect_error([&] { comm.barrier(); },
+                                {"barrier on rank 0", "another thread is inside a call"});
     refused = true;
     receiver.join();
     if (receiver_error) std::rethrow_exception(receiver_error);

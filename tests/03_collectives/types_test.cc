@@ -1,4 +1,5 @@
-// Scaffolding: number formats, shards and the element-wise reductions.
+// Scaffolding: shards and the element-wise reductions in every DType (the number formats
+// themselves are common/dtype.h's, tested in common/dtype_test.cc).
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -11,36 +12,6 @@
 
 namespace book::coll {
 namespace {
-
-TEST(Bf16, RoundsToNearestEvenAndKeepsSpecials) {
-  EXPECT_EQ(to_bf16(1.0f).bits, 0x3f80);
-  EXPECT_EQ(to_float(to_bf16(-2.5f)), -2.5f);
-  // 1 + 2^-8 is halfway between two bf16 values; ties go to the even one (1.0).
-  EXPECT_EQ(to_float(to_bf16(1.0f + 0x1.0p-8f)), 1.0f);
-  EXPECT_EQ(to_float(to_bf16(1.0f + 0x1.8p-8f)), 1.0f + 0x1.0p-7f);
-  EXPECT_TRUE(std::isnan(to_float(to_bf16(NAN))));
-  EXPECT_EQ(to_float(to_bf16(INFINITY)), INFINITY);
-  Rng rng(3);
-  for (int i = 0; i < 10000; ++i) {
-    const auto x = static_cast<float>(rng.uniform(-100, 100));
-    EXPECT_LE(std::fabs(to_float(to_bf16(x)) - x), std::fabs(x) * 0x1.0p-8f) << "x = " << x;
-  }
-}
-
-TEST(Half, RoundsToNearestEvenWithSubnormalsAndOverflow) {
-  EXPECT_EQ(to_half(1.0f).bits, 0x3c00);
-  EXPECT_EQ(to_half(-2.0f).bits, 0xc000);
-  EXPECT_EQ(to_half(65504.0f).bits, 0x7bff);              // the largest half
-  EXPECT_EQ(to_half(70000.0f).bits, 0x7c00);              // overflow is inf
-  EXPECT_EQ(to_float(to_half(0x1.0p-24f)), 0x1.0p-24f);   // the smallest subnormal
-  EXPECT_EQ(to_float(to_half(1.0f + 0x1.0p-11f)), 1.0f);  // tie to even
-  EXPECT_EQ(to_float(to_half(1.0f + 0x1.8p-11f)), 1.0f + 0x1.0p-10f);
-  EXPECT_TRUE(std::isnan(to_float(to_half(NAN))));
-  for (std::uint32_t bits = 0; bits < 0x7c00; ++bits) {  // every finite half round-trips
-    const Half h{static_cast<std::uint16_t>(bits)};
-    ASSERT_EQ(to_half(to_float(h)).bits, bits) << "half bits 0x" << std::hex << bits;
-  }
-}
 
 TEST(Shard, FirstShardsTakeTheRemainder) {
   EXPECT_EQ(shard_of(10, 4, 0).offset, 0u);

@@ -21,7 +21,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -215,23 +214,6 @@ inline void expect_identical_on_every_rank(const std::vector<std::vector<float>>
       }
     }
   }
-}
-
-/// Runs `fn` and adds a failure unless it throws a book::Error whose message contains every one
-/// of `needles`. A stub's NotImplemented passes through (so a graded test reads as a skip).
-inline void expect_error(const std::function<void()>& fn, const std::vector<std::string>& needles) {
-  try {
-    fn();
-  } catch (const NotImplemented&) {
-    throw;
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    for (const auto& needle : needles)
-      EXPECT_NE(message.find(needle), std::string::npos)
-          << "the error message lacks \"" << needle << "\": " << message;
-    return;
-  }
-  ADD_FAILURE() << "expected a book::Error, nothing was thrown";
 }
 
 }  // namespace book::coll::testing

@@ -13,7 +13,10 @@ def mpi_test(name, srcs, deps = [], ranks = [2], main = _MPI_MAIN, size = "mediu
         name = binary,
         testonly = True,
         srcs = srcs,
-        deps = deps + ([main] if main else []) + ["@gtest"],
+        deps = deps + ([main] if main else []) + [
+            "//common:testing",
+            "@gtest",
+        ],
     )
     tests = []
     for np in ranks:
