@@ -1,13 +1,48 @@
 #include "chapters/01_gemm_cpu/dispatch.h"
 
+#include <algorithm>
 #include <array>
+#include <thread>
 
 #include "chapters/01_gemm_cpu/args.h"
+#include "chapters/01_gemm_cpu/engine/engine.h"
 #include "chapters/01_gemm_cpu/gemm.h"
 #include "common/check.h"
 
 namespace book::gemm {
 namespace {
+
+// Rungs 7 to 9: the engine with one piece from the track (gemm.h: yours with --config=exercises,
+// else the reference) and its own for the rest, so each rung measures exactly what its piece adds.
+//! [rungs-7-to-9]
+void matmul_edges(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
+                  int ldc) {
+  engine::Pieces pieces = engine::kOwnPieces;
+  pieces.pack_padded_panel = pack_padded_panel;
+  pieces.write_partial_tile = write_partial_tile;
+  engine::five_loops(engine::plain(m, n, k, a, lda, b, ldb, c, ldc), engine::kAvx2Kernel, 1,
+                     pieces);
+}
+
+void matmul_avx512(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
+                   int ldc) {
+  engine::KernelSpec kernel = engine::kAvx2Kernel;  // without AVX-512F: rung 7's engine
+  if (engine::has_avx512()) {
+    kernel = engine::kAvx512Kernel;
+    kernel.fn = kernel_12x32_avx512;
+  }
+  engine::five_loops(engine::plain(m, n, k, a, lda, b, ldb, c, ldc), kernel, 1);
+}
+
+void matmul_threads(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
+                    int ldc) {
+  engine::Pieces pieces = engine::kOwnPieces;
+  pieces.five_loops_thread = five_loops_thread;
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  engine::five_loops(engine::plain(m, n, k, a, lda, b, ldb, c, ldc), engine::best_kernel(), threads,
+                     pieces);
+}
+//! [rungs-7-to-9]
 using RungFn = void (*)(int, int, int, const float*, int, const float*, int, float*, int);
 
 struct RungInfo {

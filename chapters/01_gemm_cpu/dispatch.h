@@ -15,9 +15,9 @@ enum class Rung {
   kMicrokernel,  ///< gemm.04 AVX2 6×16 register tile
   kPacked,       ///< gemm.05 packed panels
   kFiveLoops,    ///< gemm.06 BLIS five loops
-  kEdges,        ///< gemm.07 padded edges
-  kAvx512,       ///< gemm.08 AVX-512 kernel chosen at run time
-  kThreads,      ///< gemm.09 all hardware threads
+  kEdges,        ///< gemm.07 padded edges (the engine with the track's edge pieces)
+  kAvx512,       ///< gemm.08 AVX-512 kernel chosen at run time (the track's kernel in the engine)
+  kThreads,      ///< gemm.09 all hardware threads (the track's per-thread loops in the engine)
 };
 
 /// Every rung, in ladder order.
@@ -32,8 +32,9 @@ std::string rung_exercise_id(Rung rung);
 /// Whether the rung runs on more than one thread.
 bool rung_is_multithreaded(Rung rung);
 
-/// C = A·B with the chosen rung (row-major; see gemm.h). Throws book::Error, before calling the
-/// rung, if a size is not positive, a pointer is null, or lda < k, ldb < n or ldc < n.
+/// C = A·B with the chosen rung (row-major; see gemm.h). Rungs 7 to 9 run the engine
+/// (engine/engine.h) with the track's piece of gemm.h plugged in. Throws book::Error, before
+/// calling the rung, if a size is not positive, a pointer is null, or lda < k, ldb < n or ldc < n.
 void matmul(Rung rung, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
             float* c, int ldc);
 

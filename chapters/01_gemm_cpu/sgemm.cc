@@ -5,10 +5,10 @@
 #include <thread>
 
 #include "chapters/01_gemm_cpu/args.h"
+#include "chapters/01_gemm_cpu/engine/engine.h"
 #include "common/buffer.h"
 #include "common/check.h"
 #include "common/timer.h"
-#include "solutions/01_gemm_cpu/blis.h"
 
 namespace book::gemm {
 namespace {
@@ -27,20 +27,20 @@ void sgemm(Transpose trans_a, Transpose trans_b, int m, int n, int k, float alph
   const bool ta = trans_a == Transpose::kYes, tb = trans_b == Transpose::kYes;
   check_gemm_args("sgemm", m, n, k, a, lda, ta ? m : k, b, ldb, tb ? k : n, c, ldc);
   // A transposed operand is the same memory read with its strides swapped; packing absorbs it.
-  const detail::Strided a_view = ta ? detail::Strided{a, 1, lda} : detail::Strided{a, lda, 1};
-  const detail::Strided b_view = tb ? detail::Strided{b, 1, ldb} : detail::Strided{b, ldb, 1};
+  const engine::Strided a_view = ta ? engine::Strided{a, 1, lda} : engine::Strided{a, lda, 1};
+  const engine::Strided b_view = tb ? engine::Strided{b, 1, ldb} : engine::Strided{b, ldb, 1};
   // Threads cost tens of microseconds to start: not worth it below ~1 MFLOP.
   const double flops = 2.0 * m * n * k;
   int threads = g_threads != 0
                     ? g_threads.load()
                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (flops < 2e6) threads = 1;
-  detail::five_loops({m, n, k, alpha, a_view, b_view, beta, c, ldc}, detail::best_kernel(),
+  engine::five_loops({m, n, k, alpha, a_view, b_view, beta, c, ldc}, engine::best_kernel(),
                      threads);
 }
 
 double measure_microkernel_gflops() {
-  const detail::KernelSpec& ks = detail::best_kernel();
+  const engine::KernelSpec& ks = engine::best_kernel();
   constexpr int kSteps = 128;  // A and B panels of 6 + 16 KiB (AVX-512): well inside L1
   AlignedBuffer<float> a(static_cast<std::size_t>(ks.mr) * kSteps, 0.001f),
       b(static_cast<std::size_t>(ks.nr) * kSteps, 0.002f),

@@ -1,8 +1,9 @@
 /// @file
 /// A BLAS-like single-precision GEMM for the rest of the book (chapter 4 trains with it).
 ///
-/// It is not an exercise: it always runs the book's reference code (the fastest rung of
-/// chapter 1's ladder), so later chapters work whether or not the reader has finished chapter 1.
+/// It is not an exercise: it always runs the chapter's engine with its own pieces (the fastest
+/// rungs of chapter 1's ladder as the reference builds them), so later chapters work whether or
+/// not the reader has finished chapter 1.
 #pragma once
 
 namespace book::gemm {

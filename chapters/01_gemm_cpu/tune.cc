@@ -8,18 +8,19 @@
 #include <tuple>
 
 #include "chapters/01_gemm_cpu/args.h"
+#include "chapters/01_gemm_cpu/engine/engine.h"
 #include "common/check.h"
-#include "solutions/01_gemm_cpu/blis.h"
+#include "common/flags.h"
 
 namespace book::gemm {
 
 KernelShape best_kernel_shape() {
-  const detail::KernelSpec& ks = detail::best_kernel();
+  const engine::KernelSpec& ks = engine::best_kernel();
   return {ks.mr, ks.nr};
 }
 
 BlockSizes default_block_sizes() {
-  const detail::KernelSpec& ks = detail::best_kernel();
+  const engine::KernelSpec& ks = engine::best_kernel();
   return {ks.mc, ks.kc, ks.nc};
 }
 
@@ -55,7 +56,7 @@ long l2_cache_bytes() { return std::max(0L, sysconf(_SC_LEVEL2_CACHE_SIZE)); }
 void matmul_with_blocks(const BlockSizes& blocks, int threads, int m, int n, int k, const float* a,
                         int lda, const float* b, int ldb, float* c, int ldc) {
   check_gemm_args("matmul_with_blocks", m, n, k, a, lda, k, b, ldb, n, c, ldc);
-  detail::KernelSpec spec = detail::best_kernel();
+  engine::KernelSpec spec = engine::best_kernel();
   BOOK_CHECK(blocks.mc >= spec.mr && blocks.mc % spec.mr == 0,
              "matmul_with_blocks: MC must be a positive multiple of MR = " << spec.mr << ", got "
                                                                            << blocks.mc);
@@ -67,7 +68,21 @@ void matmul_with_blocks(const BlockSizes& blocks, int threads, int m, int n, int
   spec.mc = blocks.mc;
   spec.kc = blocks.kc;
   spec.nc = blocks.nc;
-  detail::five_loops(detail::plain(m, n, k, a, lda, b, ldb, c, ldc), spec, threads);
+  engine::five_loops(engine::plain(m, n, k, a, lda, b, ldb, c, ldc), spec, threads);
+}
+
+TuneOptions parse_tune_options(const std::vector<std::string>& arguments) {
+  TuneOptions options;
+  Flags flags("tune",
+              "times cache-block sizes for this machine's L1 and L2 against the engine's defaults");
+  flags.add("n", &options.n, "the size timed (m = n = k)").range(64, 16384);
+  flags.add("threads", &options.threads, "threads the engine runs on").range(1, 1024);
+  flags.add("l1", &options.l1, "L1d bytes per core (0: ask the C library)")
+      .range(1024, std::int64_t{1} << 40);
+  flags.add("l2", &options.l2, "L2 bytes per core (0: ask the C library)")
+      .range(1024, std::int64_t{1} << 40);
+  flags.parse(arguments);
+  return options;
 }
 
 std::string describe(const BlockSizes& blocks) {

@@ -1,9 +1,10 @@
 /// @file
 /// Block sizes for this machine: the candidates the `tune` stage tries, and the engine run with
-/// any of them. The defaults in solutions/01_gemm_cpu/kernels.cc were measured on one machine;
-/// `bazel run -c opt //chapters/01_gemm_cpu:tune` measures the alternatives on yours.
+/// any of them. The defaults in chapters/01_gemm_cpu/engine/kernels.cc were measured on one
+/// machine; `bazel run -c opt //chapters/01_gemm_cpu:tune` measures the alternatives on yours.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,7 @@ struct KernelShape {
 
 /// The kernel sgemm uses here, and the block sizes it uses by default.
 KernelShape best_kernel_shape();
-/// The default block sizes of the kernel sgemm uses here (solutions/01_gemm_cpu/kernels.cc).
+/// The default block sizes of the kernel sgemm uses here (chapters/01_gemm_cpu/engine/kernels.cc).
 BlockSizes default_block_sizes();
 
 /// Candidates for a kernel of `shape` on caches of `l1_bytes` (L1d per core) and `l2_bytes` (L2
@@ -47,6 +48,19 @@ long l2_cache_bytes();
 /// not a positive multiple of NR.
 void matmul_with_blocks(const BlockSizes& blocks, int threads, int m, int n, int k, const float* a,
                         int lda, const float* b, int ldb, float* c, int ldc);
+
+/// The tune stage's command line.
+struct TuneOptions {
+  int n = 1024;         ///< the size timed (m = n = k)
+  int threads = 1;      ///< threads the engine runs on
+  std::int64_t l1 = 0;  ///< L1d bytes per core; 0: ask the C library
+  std::int64_t l2 = 0;  ///< L2 bytes per core; 0: ask the C library
+};
+
+/// Parses the tune stage's flags (the arguments after the program's name): `--n` (64 to 16384),
+/// `--threads` (1 to 1024), `--l1` and `--l2` (bytes, at least 1024).
+/// @throws book::UsageError for anything else or a bad value; book::HelpRequested for `--help`.
+TuneOptions parse_tune_options(const std::vector<std::string>& arguments);
 
 /// "MC=2052 KC=384 NC=320", for tables and messages.
 std::string describe(const BlockSizes& blocks);

@@ -1,10 +1,11 @@
 // The tune stage: tries cache-block sizes around this machine's L1 and L2 for the kernel sgemm uses
-// here, each timed in turns with the defaults of solutions/01_gemm_cpu/kernels.cc, and prints them
-// best first. The defaults were measured on one machine; this measures yours.
+// here, each timed in turns with the defaults of chapters/01_gemm_cpu/engine/kernels.cc, and prints
+// them best first. The defaults were measured on one machine; this measures yours.
 //
 //   bazel run -c opt //chapters/01_gemm_cpu:tune                  n = 1024, one thread
 //   bazel run -c opt //chapters/01_gemm_cpu:tune -- --n=2048 --threads=2
 //   bazel run -c opt //chapters/01_gemm_cpu:tune -- --l1=32768 --l2=1048576   other cache sizes
+//   bazel run -c opt //chapters/01_gemm_cpu:tune -- --help
 #include <algorithm>
 #include <iostream>
 #include <string>
@@ -15,6 +16,7 @@
 #include "chapters/01_gemm_cpu/tune.h"
 #include "common/buffer.h"
 #include "common/check.h"
+#include "common/main.h"
 #include "common/rng.h"
 #include "common/table.h"
 #include "common/timer.h"
@@ -22,44 +24,8 @@
 namespace book::gemm {
 namespace {
 
-struct Options {
-  int n = 1024;
-  int threads = 1;
-  long l1 = 0, l2 = 0;  // 0: ask the C library
-};
-
-long parse_number(const std::string& arg, const std::string& flag, long min) {
-  try {
-    std::size_t used = 0;
-    const long value = std::stol(arg.substr(flag.size()), &used);
-    if (used == arg.size() - flag.size() && value >= min) return value;
-  } catch (const std::exception&) {
-  }
-  throw Error("tune: " + arg + " is not valid: " + flag +
-              " takes an integer >= " + std::to_string(min));
-}
-
-Options parse(int argc, char** argv) {
-  Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg.rfind("--n=", 0) == 0) {
-      options.n = static_cast<int>(parse_number(arg, "--n=", 64));
-    } else if (arg.rfind("--threads=", 0) == 0) {
-      options.threads = static_cast<int>(parse_number(arg, "--threads=", 1));
-    } else if (arg.rfind("--l1=", 0) == 0) {
-      options.l1 = parse_number(arg, "--l1=", 1024);
-    } else if (arg.rfind("--l2=", 0) == 0) {
-      options.l2 = parse_number(arg, "--l2=", 1024);
-    } else {
-      throw Error("tune: unknown argument '" + arg +
-                  "'; use --n=N, --threads=T, --l1=BYTES, --l2=BYTES");
-    }
-  }
-  return options;
-}
-
-int run(const Options& options) {
+int body(int argc, char** argv) {
+  const TuneOptions options = parse_tune_options({argv + 1, argv + argc});
   const int n = options.n;
   const long l1 = options.l1 > 0 ? options.l1 : l1d_cache_bytes();
   const long l2 = options.l2 > 0 ? options.l2 : l2_cache_bytes();
@@ -132,20 +98,14 @@ int run(const Options& options) {
   table.write_json(base + ".json");
   std::cout << "wrote " << base << ".{csv,json}\n";
   const Result& best = results.front();
-  std::cout << "best here: " << describe(best.blocks) << " at " << fixed(best.ratio, 3)
-            << "x the defaults. Differences of a few percent are within the noise of one run: "
-               "run again (or at another --n) before you edit solutions/01_gemm_cpu/kernels.cc.\n";
+  std::cout
+      << "best here: " << describe(best.blocks) << " at " << fixed(best.ratio, 3)
+      << "x the defaults. Differences of a few percent are within the noise of one run: "
+         "run again (or at another --n) before you edit chapters/01_gemm_cpu/engine/kernels.cc.\n";
   return 0;
 }
 
 }  // namespace
 }  // namespace book::gemm
 
-int main(int argc, char** argv) {
-  try {
-    return book::gemm::run(book::gemm::parse(argc, argv));
-  } catch (const book::Error& error) {
-    std::cerr << error.what() << "\n";
-    return 2;
-  }
-}
+int main(int argc, char** argv) { return book::run_main(argc, argv, book::gemm::body); }

@@ -15,6 +15,7 @@
 
 #include "chapters/02_gemm_cuda/runners.h"
 #include "common/cuda.h"
+#include "common/main.h"
 #include "common/table.h"
 
 namespace book::gemm_cuda {
@@ -38,9 +39,9 @@ void run_rung(benchmark::State& state, const std::string& name) {
   const int n = static_cast<int>(state.range(0));
   const GemmShape s{n, n, n};
   const DeviceProblem inputs(random_problem(s, n));
-  DeviceBuffer<float> c(std::size_t(n) * n);
+  cuda::DeviceBuffer<float> c(std::size_t(n) * n);
   auto once = [&] {
-    rung.run(inputs.a_for(rung.precision), inputs.b_for(rung.precision), c.data(), s, nullptr);
+    rung.run(inputs.a_for(rung.input), inputs.b_for(rung.input), c.data(), s, nullptr);
   };
   try {
     once();  // warm-up, and the stub check
@@ -96,11 +97,9 @@ void print_ratios() {
   std::cout << "\n" << table.markdown();
 }
 
-}  // namespace
-}  // namespace book::gemm_cuda
-
-int main(int argc, char** argv) {
-  // --tour (what tools/gpu/run.sh passes every stage in its quick mode): only the 4096 runs.
+// --tour (what tools/gpu/run.sh passes every stage in its quick mode): only the 4096 runs. The
+// other flags are Google Benchmark's own (--help lists them).
+int body(int argc, char** argv) {
   std::vector<char*> args;
   std::string tour_filter = "--benchmark_filter=/4096/";
   for (int i = 0; i < argc; ++i)
@@ -108,9 +107,14 @@ int main(int argc, char** argv) {
   argc = static_cast<int>(args.size());
   argv = args.data();
   benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  book::gemm_cuda::register_all();
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return kExitBadInput;
+  register_all();
   benchmark::RunSpecifiedBenchmarks();
-  book::gemm_cuda::print_ratios();
+  print_ratios();
   return 0;
 }
+
+}  // namespace
+}  // namespace book::gemm_cuda
+
+int main(int argc, char** argv) { return book::run_main(argc, argv, book::gemm_cuda::body); }

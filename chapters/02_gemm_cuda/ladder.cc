@@ -1,4 +1,4 @@
-// bazel run //chapters/02_gemm_cuda:ladder [-- --tour] [-- --sizes=1024,4096]
+// bazel run //chapters/02_gemm_cuda:ladder [-- --tour] [-- --sizes=1024,4096] [-- --help]
 //
 // Everywhere: the counted global-memory traffic of every rung (from the host-side schedules) and
 // the compiler's resource report. With a GPU: every rung's correctness against a double
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "chapters/02_gemm_cuda/ladder_options.h"
 #include "chapters/02_gemm_cuda/resources.h"
 #include "chapters/02_gemm_cuda/runners.h"
 #include "chapters/02_gemm_cuda/schedule.h"
@@ -24,35 +25,12 @@
 #include "chapters/02_gemm_cuda/wgmma.h"
 #include "common/check.h"
 #include "common/cuda.h"
+#include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
 
 namespace book::gemm_cuda {
 namespace {
-
-struct Options {
-  bool tour = false;
-  std::vector<int> sizes = {1024, 2048, 4096, 8192};
-};
-
-Options parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--tour") {
-      o.tour = true;
-      o.sizes = {4096};
-    } else if (arg.rfind("--sizes=", 0) == 0) {
-      o.sizes.clear();
-      std::stringstream list(arg.substr(8));
-      for (std::string item; std::getline(list, item, ',');) o.sizes.push_back(std::stoi(item));
-      BOOK_CHECK(!o.sizes.empty(), "--sizes needs a comma-separated list, e.g. --sizes=1024,4096");
-    } else {
-      BOOK_CHECK(false, "unknown argument " << arg << "; use --tour or --sizes=1024,4096");
-    }
-  }
-  return o;
-}
 
 std::string si(double x, int digits = 2) {
   const char* units[] = {"", "K", "M", "G", "T", "P"};
@@ -184,14 +162,13 @@ struct Timing {
 
 // Median time of `run`, on `copies` rotated sets of buffers (more bytes than L2 holds).
 Timing time_rung(const Rung& rung, GemmShape s, int copies, std::vector<DeviceProblem*>& inputs,
-                 std::vector<DeviceBuffer<float>*>& outputs, int repeats) {
+                 std::vector<cuda::DeviceBuffer<float>*>& outputs, int repeats) {
   cudaEvent_t start, stop;
   BOOK_CUDA_CHECK(cudaEventCreate(&start));
   BOOK_CUDA_CHECK(cudaEventCreate(&stop));
   auto once = [&](int i) {
     const DeviceProblem& p = *inputs[i % copies];
-    rung.run(p.a_for(rung.precision), p.b_for(rung.precision), outputs[i % copies]->data(), s,
-             nullptr);
+    rung.run(p.a_for(rung.input), p.b_for(rung.input), outputs[i % copies]->data(), s, nullptr);
   };
   once(0);  // warm-up (and first-call costs: module load, cuBLAS heuristics)
   BOOK_CUDA_CHECK(cudaDeviceSynchronize());
@@ -216,7 +193,7 @@ struct BestRatios {
   int size = 0;
 };
 
-BestRatios timing(const std::vector<Rung>& rungs, Cublas& cublas, const Options& options) {
+BestRatios timing(const std::vector<Rung>& rungs, Cublas& cublas, const LadderOptions& options) {
   std::cout << "\n## Timing (CUDA events, 1 warm-up, median of the runs, rotated inputs)\n\n";
   int l2_bytes = 0;
   BOOK_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, 0));
@@ -227,17 +204,17 @@ BestRatios timing(const std::vector<Rung>& rungs, Cublas& cublas, const Options&
     const double problem_bytes = 3.0 * size * double(size) * 4 + 2.0 * size * double(size) * 2;
     const int copies = std::max(1, std::min(16, int(2.0 * l2_bytes / problem_bytes) + 1));
     std::vector<std::unique_ptr<DeviceProblem>> own_inputs;
-    std::vector<std::unique_ptr<DeviceBuffer<float>>> own_outputs;
+    std::vector<std::unique_ptr<cuda::DeviceBuffer<float>>> own_outputs;
     std::vector<DeviceProblem*> inputs;
-    std::vector<DeviceBuffer<float>*> outputs;
+    std::vector<cuda::DeviceBuffer<float>*> outputs;
     for (int i = 0; i < copies; ++i) {
       own_inputs.push_back(std::make_unique<DeviceProblem>(random_problem(s, 1000 + i)));
-      own_outputs.push_back(std::make_unique<DeviceBuffer<float>>(std::size_t(size) * size));
+      own_outputs.push_back(std::make_unique<cuda::DeviceBuffer<float>>(std::size_t(size) * size));
       inputs.push_back(own_inputs.back().get());
       outputs.push_back(own_outputs.back().get());
     }
     const double flops = 2.0 * size * double(size) * size;
-    std::map<Precision, double> peer;
+    std::map<DType, double> peer;
     auto row = [&](const Rung& rung, const std::string& name) {
       if (rung.rung >= 1 && rung.rung <= 2 && size > 4096) return;  // minutes per run; skip
       if (const std::string why = unavailable_reason(rung); !why.empty()) {
@@ -253,11 +230,11 @@ BestRatios timing(const std::vector<Rung>& rungs, Cublas& cublas, const Options&
                        e.exercise_id()});
         return;
       }
-      if (rung.rung == 0 && name == rung.name) peer[rung.precision] = t.seconds;
-      const double vs = peer.count(rung.precision) ? peer[rung.precision] / t.seconds : 0;
-      if (rung.rung > 0 && size == 4096 && rung.precision == Precision::kFp32 && vs > best.fp32)
+      if (rung.rung == 0 && name == rung.name) peer[rung.input] = t.seconds;
+      const double vs = peer.count(rung.input) ? peer[rung.input] / t.seconds : 0;
+      if (rung.rung > 0 && size == 4096 && rung.input == DType::kF32 && vs > best.fp32)
         best.fp32 = vs, best.fp32_name = name;
-      if (rung.rung > 0 && rung.precision == Precision::kBf16 && vs > best.bf16 &&
+      if (rung.rung > 0 && rung.input == DType::kBF16 && vs > best.bf16 &&
           size == options.sizes.back())
         best.bf16 = vs, best.bf16_name = name, best.size = size;
       table.add_row({std::to_string(size), std::to_string(rung.rung), name,
@@ -266,7 +243,7 @@ BestRatios timing(const std::vector<Rung>& rungs, Cublas& cublas, const Options&
     };
     for (const Rung& rung : rungs) row(rung, rung.name);
     // TF32 tensor cores on FP32 data: shown for reference, never the peer of an FP32 rung.
-    Rung tf32{0, "cublas_sgemm", Precision::kFp32, "",
+    Rung tf32{0, "cublas_sgemm", DType::kF32, "",
               [&cublas](const void* a, const void* b, float* c, GemmShape sh, cudaStream_t st) {
                 cublas.sgemm_tf32(static_cast<const float*>(a), static_cast<const float*>(b), c, sh,
                                   st);
@@ -278,8 +255,8 @@ BestRatios timing(const std::vector<Rung>& rungs, Cublas& cublas, const Options&
   return best;
 }
 
-int run(int argc, char** argv) {
-  const Options options = parse(argc, argv);
+int body(int argc, char** argv) {
+  const LadderOptions options = parse_ladder_options({argv + 1, argv + argc});
   std::cout << "# Chapter 02: the GEMM ladder on the GPU\n";
   const double ratio = traffic_table(4096);
   resource_table(argv[0]);
@@ -319,11 +296,4 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace book::gemm_cuda
 
-int main(int argc, char** argv) {
-  try {
-    return book::gemm_cuda::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "ladder: " << e.what() << "\n";
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return book::run_main(argc, argv, book::gemm_cuda::body); }

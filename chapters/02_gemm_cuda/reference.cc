@@ -1,6 +1,5 @@
 #include "chapters/02_gemm_cuda/reference.h"
 
-#include <bit>
 #include <cmath>
 #include <sstream>
 
@@ -9,7 +8,7 @@
 
 namespace book::gemm_cuda {
 
-float round_to_bf16(float x) { return bf16_to_float(float_to_bf16(x)); }
+float round_to_bf16(float x) { return to_float(to_bf16(x)); }
 
 GemmProblem random_problem(GemmShape s, std::uint64_t seed) {
   check_gemm_args(&s, &s, &s, s);
@@ -20,17 +19,15 @@ GemmProblem random_problem(GemmShape s, std::uint64_t seed) {
   p.b.resize(std::size_t(s.k) * s.n);
   fill_uniform(std::span<float>(p.a), rng);
   fill_uniform(std::span<float>(p.b), rng);
-  for (float x : p.a) p.a16.push_back(float_to_bf16(x));
-  for (float x : p.b) p.b16.push_back(float_to_bf16(x));
+  for (float x : p.a) p.a16.push_back(to_bf16(x));
+  for (float x : p.b) p.b16.push_back(to_bf16(x));
   return p;
 }
 
 Reference reference_gemm(const GemmProblem& p, bool bf16) {
   const GemmShape s = p.shape;
-  auto value = [&](const std::vector<float>& full, const std::vector<std::uint16_t>& half,
-                   std::size_t i) -> double {
-    return bf16 ? std::bit_cast<float>(std::uint32_t(half[i]) << 16) : full[i];
-  };
+  auto value = [&](const std::vector<float>& full, const std::vector<BFloat16>& half,
+                   std::size_t i) -> double { return bf16 ? to_float(half[i]) : full[i]; };
   Reference r;
   r.c.assign(std::size_t(s.m) * s.n, 0.0);
   r.magnitude.assign(std::size_t(s.m) * s.n, 0.0);

@@ -9,20 +9,20 @@
 #include <vector>
 
 #include "chapters/02_gemm_cuda/schedule.h"
-#include "common/float16.h"
+#include "common/dtype.h"
 
 namespace book::gemm_cuda {
 
-/// The float whose value is the BF16 value nearest to `x` (book::float_to_bf16, common/float16.h).
+/// The float whose value is the BF16 value nearest to `x` (book::to_bf16, common/dtype.h).
 float round_to_bf16(float x);
 
 /// A random problem: inputs uniform in [-1, 1) from book::Rng(seed), in FP32 and as BF16.
 struct GemmProblem {
-  GemmShape shape;                 ///< Its size.
-  std::vector<float> a;            ///< A, m × k, row-major, FP32.
-  std::vector<float> b;            ///< B, k × n, row-major, FP32.
-  std::vector<std::uint16_t> a16;  ///< A rounded to BF16 (the bits a BF16 rung reads).
-  std::vector<std::uint16_t> b16;  ///< B rounded to BF16.
+  GemmShape shape;            ///< Its size.
+  std::vector<float> a;       ///< A, m × k, row-major, FP32.
+  std::vector<float> b;       ///< B, k × n, row-major, FP32.
+  std::vector<BFloat16> a16;  ///< A rounded to BF16 (what a BF16 rung reads).
+  std::vector<BFloat16> b16;  ///< B rounded to BF16.
 };
 
 /// Draws a problem of `shape` from seed `seed`; throws book::Error for a non-positive shape.

@@ -8,7 +8,7 @@ using bf16 = ::__nv_bfloat16;
 
 Rung fp32(int number, std::string name, std::string exercise,
           void (*fn)(const float*, const float*, float*, GemmShape, cudaStream_t)) {
-  return {number, std::move(name), Precision::kFp32, std::move(exercise),
+  return {number, std::move(name), DType::kF32, std::move(exercise),
           [fn](const void* a, const void* b, float* c, GemmShape s, cudaStream_t stream) {
             fn(static_cast<const float*>(a), static_cast<const float*>(b), c, s, stream);
           }};
@@ -16,7 +16,7 @@ Rung fp32(int number, std::string name, std::string exercise,
 
 Rung half(int number, std::string name, std::string exercise,
           void (*fn)(const bf16*, const bf16*, float*, GemmShape, cudaStream_t)) {
-  return {number, std::move(name), Precision::kBf16, std::move(exercise),
+  return {number, std::move(name), DType::kBF16, std::move(exercise),
           [fn](const void* a, const void* b, float* c, GemmShape s, cudaStream_t stream) {
             fn(static_cast<const bf16*>(a), static_cast<const bf16*>(b), c, s, stream);
           }};
@@ -26,12 +26,12 @@ Rung half(int number, std::string name, std::string exercise,
 
 std::vector<Rung> ladder_rungs(Cublas& cublas) {
   std::vector<Rung> rungs;
-  rungs.push_back({0, "cublas_sgemm", Precision::kFp32, "",
+  rungs.push_back({0, "cublas_sgemm", DType::kF32, "",
                    [&cublas](const void* a, const void* b, float* c, GemmShape s, cudaStream_t st) {
                      cublas.sgemm(static_cast<const float*>(a), static_cast<const float*>(b), c, s,
                                   st);
                    }});
-  rungs.push_back({0, "cublas_bf16", Precision::kBf16, "",
+  rungs.push_back({0, "cublas_bf16", DType::kBF16, "",
                    [&cublas](const void* a, const void* b, float* c, GemmShape s, cudaStream_t st) {
                      cublas.gemm_bf16(static_cast<const bf16*>(a), static_cast<const bf16*>(b), c,
                                       s, st);
@@ -53,35 +53,39 @@ std::vector<Rung> ladder_rungs(Cublas& cublas) {
 
 DeviceProblem::DeviceProblem(const GemmProblem& p)
     : a(p.a.size()), b(p.b.size()), a16(p.a16.size()), b16(p.b16.size()) {
-  a.upload(p.a.data());
-  b.upload(p.b.data());
-  a16.upload(p.a16.data());
-  b16.upload(p.b16.data());
+  a.copy_from_host(p.a);
+  b.copy_from_host(p.b);
+  a16.copy_from_host(p.a16);
+  b16.copy_from_host(p.b16);
 }
 
-const void* DeviceProblem::a_for(Precision p) const {
-  return p == Precision::kFp32 ? static_cast<const void*>(a.data()) : a16.data();
+const void* DeviceProblem::a_for(DType input) const {
+  BOOK_CHECK(input == DType::kF32 || input == DType::kBF16,
+             "the ladder's rungs read f32 or bf16 inputs, not " << dtype_name(input));
+  return input == DType::kF32 ? static_cast<const void*>(a.data()) : a16.data();
 }
-const void* DeviceProblem::b_for(Precision p) const {
-  return p == Precision::kFp32 ? static_cast<const void*>(b.data()) : b16.data();
+const void* DeviceProblem::b_for(DType input) const {
+  BOOK_CHECK(input == DType::kF32 || input == DType::kBF16,
+             "the ladder's rungs read f32 or bf16 inputs, not " << dtype_name(input));
+  return input == DType::kF32 ? static_cast<const void*>(b.data()) : b16.data();
 }
 
 std::vector<float> run_poisoned(const Rung& rung, const GemmProblem& problem) {
   const GemmShape s = problem.shape;
   DeviceProblem device(problem);
-  DeviceBuffer<float> c(std::size_t(s.m) * s.n);
-  BOOK_CUDA_CHECK(cudaMemset(c.data(), 0xFF, c.size() * sizeof(float)));  // NaN everywhere
-  rung.run(device.a_for(rung.precision), device.b_for(rung.precision), c.data(), s, nullptr);
+  cuda::DeviceBuffer<float> c(std::size_t(s.m) * s.n);
+  c.fill_poison();  // NaN everywhere
+  rung.run(device.a_for(rung.input), device.b_for(rung.input), c.data(), s, nullptr);
   BOOK_CUDA_CHECK(cudaGetLastError());
   BOOK_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> out(c.size());
-  c.download(out.data());
+  c.copy_to_host(out);
   return out;
 }
 
 Comparison check_rung(const Rung& rung, GemmShape shape, std::uint64_t seed) {
   const GemmProblem problem = random_problem(shape, seed);
-  const bool bf16 = rung.precision == Precision::kBf16;
+  const bool bf16 = rung.input == DType::kBF16;
   const Reference ref = reference_gemm(problem, bf16);
   return compare_gemm(run_poisoned(rung, problem), ref, shape, bf16 ? 2.0 : 1.0);
 }

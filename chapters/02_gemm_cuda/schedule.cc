@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "chapters/02_gemm_cuda/exercise_plans.h"
+#include "chapters/02_gemm_cuda/exercise_schedules.h"
 #include "chapters/02_gemm_cuda/tiles.h"
 #include "chapters/02_gemm_cuda/wgmma.h"
 #include "common/check.h"
@@ -39,21 +39,21 @@ void add_chunk(std::vector<Access>& out, int row, int col, int rows, int cols, i
 
 }  // namespace
 
-ThreadPlan tiled_plan(GemmShape s, int block_x, int block_y, int k_step, const TileSpec& spec,
-                      std::span<const Coord> a_chunks, std::span<const Coord> b_chunks,
-                      std::span<const Coord> c_chunks) {
+ThreadSchedule tiled_schedule(GemmShape s, int block_x, int block_y, int k_step,
+                              const TileSpec& spec, std::span<const Coord> a_chunks,
+                              std::span<const Coord> b_chunks, std::span<const Coord> c_chunks) {
   const int row0 = block_y * spec.block_m, col0 = block_x * spec.block_n;
   const int k0 = k_step * spec.block_k;
-  ThreadPlan plan;
+  ThreadSchedule schedule;
   const bool a_aligned = s.k % spec.in_width == 0, b_aligned = s.n % spec.in_width == 0;
   for (Coord p : a_chunks)
-    add_chunk(plan.a, row0 + p.row, k0 + p.col, s.m, s.k, spec.in_width, a_aligned);
+    add_chunk(schedule.a, row0 + p.row, k0 + p.col, s.m, s.k, spec.in_width, a_aligned);
   for (Coord p : b_chunks)
-    add_chunk(plan.b, k0 + p.row, col0 + p.col, s.k, s.n, spec.in_width, b_aligned);
+    add_chunk(schedule.b, k0 + p.row, col0 + p.col, s.k, s.n, spec.in_width, b_aligned);
   const bool c_aligned = s.n % spec.out_width == 0;
   for (Coord p : c_chunks)
-    add_chunk(plan.c, row0 + p.row, col0 + p.col, s.m, s.n, spec.out_width, c_aligned);
-  return plan;
+    add_chunk(schedule.c, row0 + p.row, col0 + p.col, s.m, s.n, spec.out_width, c_aligned);
+  return schedule;
 }
 
 LaunchGeometry tiled_geometry(GemmShape s, const TileSpec& spec, int threads) {
@@ -68,13 +68,13 @@ LaunchGeometry tiled_geometry(GemmShape s, const TileSpec& spec, int threads) {
 namespace {
 
 // Rungs 1 and 2: one output per thread, one A and one B element per step (step = one k).
-ThreadPlan single_output_plan(GemmShape s, Coord out, int k) {
-  ThreadPlan plan;
-  if (!inside(out.row, out.col, s.m, s.n)) return plan;  // the kernel returns early
-  plan.a.push_back({out.row, k, 1, true});
-  plan.b.push_back({k, out.col, 1, true});
-  plan.c.push_back({out.row, out.col, 1, true});
-  return plan;
+ThreadSchedule single_output_schedule(GemmShape s, Coord out, int k) {
+  ThreadSchedule schedule;
+  if (!inside(out.row, out.col, s.m, s.n)) return schedule;  // the kernel returns early
+  schedule.a.push_back({out.row, k, 1, true});
+  schedule.b.push_back({k, out.col, 1, true});
+  schedule.c.push_back({out.row, out.col, 1, true});
+  return schedule;
 }
 
 constexpr int kSide = SquareTiles::kSide;
@@ -92,16 +92,16 @@ constexpr TileSpec kSpecWarp{WarpTile::kBM, WarpTile::kBN, WarpTile::kBK, 4, 4};
 constexpr TileSpec kSpecTensor{TensorTile::kBM, TensorTile::kBN, TensorTile::kBK,
                                TensorTile::kChunk, 1};
 
-ThreadPlan blocktile_1d_plan(GemmShape s, int bx, int by, int t, int step) {
+ThreadSchedule blocktile_1d_schedule(GemmShape s, int bx, int by, int t, int step) {
   const Coord a[] = {blocktile_1d_a(t)};
   const Coord b[] = {blocktile_1d_b(t)};
   Coord c[BlockTile1d::kTM];
   const Coord first = blocktile_1d_output(t);
   for (int i = 0; i < BlockTile1d::kTM; ++i) c[i] = {first.row + i, first.col};
-  return tiled_plan(s, bx, by, step, kSpec1d, a, b, c);
+  return tiled_schedule(s, bx, by, step, kSpec1d, a, b, c);
 }
 
-ThreadPlan vectorised_plan(GemmShape s, int bx, int by, int t, int step) {
+ThreadSchedule vectorised_schedule(GemmShape s, int bx, int by, int t, int step) {
   const Coord a[] = {vectorised_a(t)};
   const Coord b[] = {vectorised_b(t)};
   Coord c[BlockTile2d::kTM * BlockTile2d::kTN / 4];
@@ -109,10 +109,10 @@ ThreadPlan vectorised_plan(GemmShape s, int bx, int by, int t, int step) {
   for (int i = 0; i < BlockTile2d::kTM; ++i)
     for (int j = 0; j < BlockTile2d::kTN / 4; ++j)
       c[i * 2 + j] = {first.row + i, first.col + 4 * j};
-  return tiled_plan(s, bx, by, step, kSpec2dVector, a, b, c);
+  return tiled_schedule(s, bx, by, step, kSpec2dVector, a, b, c);
 }
 
-ThreadPlan warptile_plan(GemmShape s, int bx, int by, int t, int step) {
+ThreadSchedule warptile_schedule(GemmShape s, int bx, int by, int t, int step) {
   constexpr int kLoads = chunks_per_thread(WarpTile::kBM, WarpTile::kBK, 4, WarpTile::kThreads);
   Coord a[kLoads], b[kLoads];
   for (int i = 0; i < kLoads; ++i) a[i] = warptile_a(t, i), b[i] = warptile_b(t, i);
@@ -123,10 +123,10 @@ ThreadPlan warptile_plan(GemmShape s, int bx, int by, int t, int step) {
         const Coord first = warptile_output(t, wm, wn);
         c.push_back({first.row + i, first.col});  // one float4 per row of the 4 × 4 square
       }
-  return tiled_plan(s, bx, by, step, kSpecWarp, a, b, c);
+  return tiled_schedule(s, bx, by, step, kSpecWarp, a, b, c);
 }
 
-ThreadPlan mma_plan(GemmShape s, int bx, int by, int t, int step) {
+ThreadSchedule mma_schedule(GemmShape s, int bx, int by, int t, int step) {
   constexpr int kLoads =
       chunks_per_thread(TensorTile::kBM, TensorTile::kBK, TensorTile::kChunk, TensorTile::kThreads);
   Coord a[kLoads], b[kLoads];
@@ -135,7 +135,7 @@ ThreadPlan mma_plan(GemmShape s, int bx, int by, int t, int step) {
   for (int mi = 0; mi < TensorTile::kWM / 16; ++mi)
     for (int ni = 0; ni < TensorTile::kWN / 8; ++ni)
       for (int reg = 0; reg < 4; ++reg) c.push_back(mma_output(t, mi, ni, reg));
-  return tiled_plan(s, bx, by, step, kSpecTensor, a, b, c);
+  return tiled_schedule(s, bx, by, step, kSpecTensor, a, b, c);
 }
 
 // Rung 10. TMA copies whole boxes — one 128 × 64 box of A and two 64 × 64 boxes of B per stage —
@@ -152,11 +152,11 @@ constexpr TileSpec kSpecWgmma{WT::kBM, WT::kBN, WT::kBK, 8, 1};
 
 bool wgmma_uses_tma(GemmShape s) { return wgmma_tma_unsupported(s, 0, 0) == nullptr; }
 
-ThreadPlan wgmma_plan(GemmShape s, int bx, int by, int t, int step) {
-  if (!wgmma_uses_tma(s)) return mma_plan(s, bx, by, t, step);  // the launcher's fallback
-  constexpr int kChunksPerRow = WT::kBoxCols / 8;               // 8 pieces of 16 bytes
-  constexpr int kAChunks = WT::kBM * kChunksPerRow;             // one 128 × 64 box
-  constexpr int kBChunksPerSlab = WT::kBK * kChunksPerRow;      // one 64 × 64 box
+ThreadSchedule wgmma_schedule(GemmShape s, int bx, int by, int t, int step) {
+  if (!wgmma_uses_tma(s)) return mma_schedule(s, bx, by, t, step);  // the launcher's fallback
+  constexpr int kChunksPerRow = WT::kBoxCols / 8;                   // 8 pieces of 16 bytes
+  constexpr int kAChunks = WT::kBM * kChunksPerRow;                 // one 128 × 64 box
+  constexpr int kBChunksPerSlab = WT::kBK * kChunksPerRow;          // one 64 × 64 box
   std::vector<Coord> a, b, c;
   for (int piece = t; piece < kAChunks; piece += WT::kThreads)
     a.push_back({piece / kChunksPerRow, (piece % kChunksPerRow) * 8});
@@ -171,7 +171,7 @@ ThreadPlan wgmma_plan(GemmShape s, int bx, int by, int t, int step) {
       c.push_back({consumer * WT::kInstrM + e.row, e.col});
     }
   }
-  return tiled_plan(s, bx, by, step, kSpecWgmma, a, b, c);
+  return tiled_schedule(s, bx, by, step, kSpecWgmma, a, b, c);
 }
 
 LaunchGeometry wgmma_geometry(GemmShape s) {
@@ -186,13 +186,14 @@ std::vector<RungSchedule> ladder_schedules() {
   rungs.push_back({1, "naive", "one thread per C element; threadIdx.x runs down a column", 4, "",
                    [](GemmShape s) { return square_geometry(s, true); },
                    [](GemmShape s, int bx, int by, int t, int k) {
-                     return single_output_plan(s, naive_output(bx, by, t % kSide, t / kSide), k);
+                     return single_output_schedule(s, naive_output(bx, by, t % kSide, t / kSide),
+                                                   k);
                    }});
   rungs.push_back(
       {2, "coalesced", "threadIdx.x runs along a row: a warp reads 128 contiguous bytes", 4, "",
        [](GemmShape s) { return square_geometry(s, false); },
        [](GemmShape s, int bx, int by, int t, int k) {
-         return single_output_plan(s, coalesced_output(bx, by, t % kSide, t / kSide), k);
+         return single_output_schedule(s, coalesced_output(bx, by, t % kSide, t / kSide), k);
        }});
   rungs.push_back({3, "shared_tile", "32×32 tiles of A and B staged in shared memory", 4,
                    "cuda_gemm.shared_tile",
@@ -202,32 +203,32 @@ std::vector<RungSchedule> ladder_schedules() {
                      g.k_tile = kSide;
                      return g;
                    },
-                   shared_tile_plan});
+                   shared_tile_schedule});
   rungs.push_back({4, "blocktile_1d", "each thread computes 8 results down a column (registers)", 4,
                    "",
                    [](GemmShape s) { return tiled_geometry(s, kSpec1d, BlockTile1d::kThreads); },
-                   blocktile_1d_plan});
+                   blocktile_1d_schedule});
   rungs.push_back(
       {5, "register_2d", "each thread computes an 8×8 square: outer products", 4,
        "cuda_gemm.register_2d",
        [](GemmShape s) { return tiled_geometry(s, kSpec2dScalar, BlockTile2d::kThreads); },
-       register_2d_plan});
+       register_2d_schedule});
   rungs.push_back(
       {6, "vectorised", "16-byte (float4) loads and stores; A tile stored transposed", 4, "",
        [](GemmShape s) { return tiled_geometry(s, kSpec2dVector, BlockTile2d::kThreads); },
-       vectorised_plan});
+       vectorised_schedule});
   rungs.push_back({7, "warptile", "each warp owns a compact 64×32 sub-tile (fewer smem loads)", 4,
                    "", [](GemmShape s) { return tiled_geometry(s, kSpecWarp, WarpTile::kThreads); },
-                   warptile_plan});
+                   warptile_schedule});
   rungs.push_back({8, "wmma_bf16", "tensor cores through WMMA: BF16 in, FP32 accumulate", 2,
                    "cuda_gemm.wmma",
                    [](GemmShape s) { return tiled_geometry(s, kSpecTensor, TensorTile::kThreads); },
-                   wmma_plan});
+                   wmma_schedule});
   rungs.push_back({9, "mma_cp_async", "mma.sync + ldmatrix, 3-stage cp.async pipeline", 2, "",
                    [](GemmShape s) { return tiled_geometry(s, kSpecTensor, TensorTile::kThreads); },
-                   mma_plan});
+                   mma_schedule});
   rungs.push_back({10, "wgmma_tma", "wgmma from swizzled smem, TMA loads, 4-stage mbarrier ring", 2,
-                   "", wgmma_geometry, wgmma_plan});
+                   "", wgmma_geometry, wgmma_schedule});
   return rungs;
 }
 
@@ -244,28 +245,29 @@ std::int64_t sectors(const std::vector<const Access*>& lanes, int ld, int elemen
   return static_cast<std::int64_t>(touched.size());
 }
 
-// Adds one warp's plans at one step: the i-th access of every lane is one instruction.
-void count_warp(const std::vector<ThreadPlan>& warp, GemmShape s, int input_bytes, bool with_c,
+// Adds one warp's thread schedules at one step: the i-th access of every lane is one instruction.
+void count_warp(const std::vector<ThreadSchedule>& warp, GemmShape s, int input_bytes, bool with_c,
                 Traffic& traffic) {
   auto instructions = [&](auto member, int ld, int bytes, std::int64_t& elements,
                           std::int64_t& sector_count, bool is_load) {
     std::size_t most = 0;
-    for (const ThreadPlan& plan : warp) most = std::max(most, (plan.*member).size());
+    for (const ThreadSchedule& thread : warp) most = std::max(most, (thread.*member).size());
     for (std::size_t i = 0; i < most; ++i) {
       std::vector<const Access*> lanes;
-      for (const ThreadPlan& plan : warp)
-        if (i < (plan.*member).size() && (plan.*member)[i].inside) {
-          lanes.push_back(&(plan.*member)[i]);
-          elements += (plan.*member)[i].width;
+      for (const ThreadSchedule& thread : warp)
+        if (i < (thread.*member).size() && (thread.*member)[i].inside) {
+          lanes.push_back(&(thread.*member)[i]);
+          elements += (thread.*member)[i].width;
         }
       if (lanes.empty()) continue;
       sector_count += sectors(lanes, ld, bytes);
       if (is_load) ++traffic.load_instructions;
     }
   };
-  instructions(&ThreadPlan::a, s.k, input_bytes, traffic.a_elements, traffic.a_sectors, true);
-  instructions(&ThreadPlan::b, s.n, input_bytes, traffic.b_elements, traffic.b_sectors, true);
-  if (with_c) instructions(&ThreadPlan::c, s.n, 4, traffic.c_elements, traffic.c_sectors, false);
+  instructions(&ThreadSchedule::a, s.k, input_bytes, traffic.a_elements, traffic.a_sectors, true);
+  instructions(&ThreadSchedule::b, s.n, input_bytes, traffic.b_elements, traffic.b_sectors, true);
+  if (with_c)
+    instructions(&ThreadSchedule::c, s.n, 4, traffic.c_elements, traffic.c_sectors, false);
 }
 
 void count_block(const RungSchedule& rung, GemmShape s, const LaunchGeometry& g, int bx, int by,
@@ -273,9 +275,9 @@ void count_block(const RungSchedule& rung, GemmShape s, const LaunchGeometry& g,
   const int threads = g.block.x * g.block.y;
   for (int step = 0; step < g.k_steps; ++step) {
     for (int warp0 = 0; warp0 < threads; warp0 += 32) {
-      std::vector<ThreadPlan> warp;
+      std::vector<ThreadSchedule> warp;
       for (int t = warp0; t < std::min(threads, warp0 + 32); ++t)
-        warp.push_back(rung.plan(s, bx, by, t, step));
+        warp.push_back(rung.thread_schedule(s, bx, by, t, step));
       count_warp(warp, s, rung.input_bytes, step == 0, traffic);
     }
   }

@@ -58,16 +58,16 @@ struct Access {
 
 /// What one thread does at one K step: its reads of A and B in program order (the i-th access
 /// of every lane of a warp is one load instruction), and, at the end, its writes of C.
-struct ThreadPlan {
+struct ThreadSchedule {
   std::vector<Access> a;  ///< Reads of A at this step (and zero fills of the A tile).
   std::vector<Access> b;  ///< Reads of B at this step (and zero fills of the B tile).
   std::vector<Access> c;  ///< Writes of C (the same at every step; outside ones are skipped).
 };
 
-/// The schedule function of a rung: the plan of thread `thread` of block (block_x, block_y) at
-/// step `k_step` (0 ≤ k_step < geometry.k_steps).
-using PlanFn =
-    std::function<ThreadPlan(GemmShape shape, int block_x, int block_y, int thread, int k_step)>;
+/// A rung's thread schedule: what thread `thread` of block (block_x, block_y) does at step
+/// `k_step` (0 ≤ k_step < geometry.k_steps).
+using ThreadScheduleFn = std::function<ThreadSchedule(GemmShape shape, int block_x, int block_y,
+                                                      int thread, int k_step)>;
 
 /// A rung's schedule and how it is launched.
 struct RungSchedule {
@@ -77,7 +77,7 @@ struct RungSchedule {
   int input_bytes = 4;                                ///< Bytes per element of A and B.
   std::string exercise_id;                            ///< e.g. "cuda_gemm.shared_tile"; or empty.
   std::function<LaunchGeometry(GemmShape)> geometry;  ///< Launch geometry for a shape.
-  PlanFn plan;                                        ///< Per-thread schedule.
+  ThreadScheduleFn thread_schedule;                   ///< Per-thread schedule.
 };
 
 /// Counted global-memory traffic of a rung for one shape, as requested by the SM (before any
@@ -95,7 +95,7 @@ struct Traffic {
   std::int64_t sector_bytes() const { return 32 * (a_sectors + b_sectors + c_sectors); }
 };
 
-/// The tile sizes and access widths of a tiled rung, for tiled_plan().
+/// The tile sizes and access widths of a tiled rung, for tiled_schedule().
 struct TileSpec {
   int block_m = 0;    ///< Rows of C per block (BM).
   int block_n = 0;    ///< Columns of C per block (BN).
@@ -104,13 +104,13 @@ struct TileSpec {
   int out_width = 1;  ///< Elements per C chunk (1, or 4 floats).
 };
 
-/// Turns a thread's tile-relative chunks into its plan for block (block_x, block_y) at step
+/// Turns a thread's tile-relative chunks into its schedule for block (block_x, block_y) at step
 /// `k_step`: adds the tile origins, and reads each chunk as the kernels do (chunk_kind(): one
 /// wide access, a zero fill, or masked scalar accesses). A's rows are aligned for wide accesses
 /// when k is a multiple of the width, B's and C's when n is.
-ThreadPlan tiled_plan(GemmShape shape, int block_x, int block_y, int k_step, const TileSpec& spec,
-                      std::span<const Coord> a_chunks, std::span<const Coord> b_chunks,
-                      std::span<const Coord> c_chunks);
+ThreadSchedule tiled_schedule(GemmShape shape, int block_x, int block_y, int k_step,
+                              const TileSpec& spec, std::span<const Coord> a_chunks,
+                              std::span<const Coord> b_chunks, std::span<const Coord> c_chunks);
 
 /// The launch geometry of a tiled rung: grid (⌈n/BN⌉, ⌈m/BM⌉), ⌈k/BK⌉ steps.
 LaunchGeometry tiled_geometry(GemmShape shape, const TileSpec& spec, int threads);
@@ -120,8 +120,8 @@ LaunchGeometry tiled_geometry(GemmShape shape, const TileSpec& spec, int threads
 void check_gemm_args(const void* a, const void* b, const void* c, GemmShape shape);
 
 /// The ladder's schedules, rungs 1–10 in order. The exercise rungs (3, 5, 8) call the track's
-/// plan functions, which throw book::NotImplemented until the reader writes them. Rung 10's
-/// schedule is rung 9's at shapes where it cannot use TMA (wgmma_tma_unsupported()), as its
+/// thread-schedule functions, which throw book::NotImplemented until the reader writes them. Rung
+/// 10's schedule is rung 9's at shapes where it cannot use TMA (wgmma_tma_unsupported()), as its
 /// launcher's is; it assumes 16-byte-aligned buffers (cudaMalloc gives 256).
 std::vector<RungSchedule> ladder_schedules();
 

@@ -1,7 +1,7 @@
-// The chapter's stage: `explain <problem> <input...>` prints the filled dp table for one problem
-// and input, then your solution's answer (the track alias: the reference, or yours with
+// The chapter's stage: `explain <problem> <input> [<input>]` prints the filled dp table for one
+// problem and input, then your solution's answer (the track alias: the reference, or yours with
 // --config=exercises) next to the table's. `explain --tour` prints a few tables and times the
-// brute force against your DP on 115.
+// brute force against your DP on 115. `explain --help` lists the problems.
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -11,6 +11,7 @@
 #include "chapters/12_dynamic_programming/dp.h"
 #include "chapters/12_dynamic_programming/explain_tables.h"
 #include "common/check.h"
+#include "common/main.h"
 #include "common/rng.h"
 #include "common/table.h"
 #include "common/timer.h"
@@ -65,7 +66,7 @@ std::string random_word(Rng& rng, int length) {
 
 int tour() {
   for (const auto& args : std::vector<std::vector<std::string>>{
-           {"115", "rabbbit", "rabbit"}, {"72", "horse", "ros"}, {"322", "11", "1", "2", "5"}})
+           {"115", "rabbbit", "rabbit"}, {"72", "horse", "ros"}, {"322", "11", "1,2,5"}})
     print(explain::parse(args));
 
   // Brute force (every subset of positions of s) against your DP, on one input per size.
@@ -115,21 +116,14 @@ int tour() {
   return 0;
 }
 
+int body(int argc, char** argv) {
+  const explain::Command command = explain::parse_command({argv + 1, argv + argc});
+  if (command.tour) return tour();
+  print(command.request);
+  return 0;
+}
+
 }  // namespace
 }  // namespace book::dp
 
-int main(int argc, char** argv) {
-  const std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-    std::cout << book::dp::explain::usage();
-    return 0;
-  }
-  try {
-    if (args.size() == 1 && args[0] == "--tour") return book::dp::tour();
-    book::dp::print(book::dp::explain::parse(args));
-  } catch (const book::Error& e) {
-    std::cerr << "explain: " << e.what() << "\n\n" << book::dp::explain::usage();
-    return 2;
-  }
-  return 0;
-}
+int main(int argc, char** argv) { return book::run_main(argc, argv, book::dp::body); }

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "common/check.h"
+#include "common/flags.h"
 
 namespace book::dp::explain {
 
@@ -37,18 +38,32 @@ int to_int(const std::string& text, const char* what) {
              what << " must be an integer, got \"" << text << "\"");
   return value;
 }
+
+// "1,5,11,5" -> {1, 5, 11, 5}; every item an integer.
+std::vector<int> to_ints(const std::string& list, int problem) {
+  std::vector<int> numbers;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = list.find(',', start);
+    numbers.push_back(to_int(list.substr(start, comma - start), "every number"));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  BOOK_CHECK(numbers.size() <= kMaxNumbers, "problem " << problem << " takes 1 to " << kMaxNumbers
+                                                       << " numbers, got " << numbers.size());
+  return numbers;
+}
 }  // namespace
 
 std::string usage() {
-  return "usage: explain <problem> <input...>   prints the filled dp table\n"
-         "       explain --tour                 a few tables and the tour lines\n"
-         "  115  s t          Distinct Subsequences   e.g. explain 115 rabbbit rabbit\n"
-         "  72   word1 word2  Edit Distance           e.g. explain 72 horse ros\n"
-         "  1143 text1 text2  Longest Common Subseq.  e.g. explain 1143 abcde ace\n"
-         "  416  nums...      Partition Equal Subset  e.g. explain 416 1 5 11 5\n"
-         "  322  amount coins...  Coin Change         e.g. explain 322 11 1 2 5\n"
-         "  300  nums...      Longest Increasing Sub. e.g. explain 300 10 9 2 5 3 7 101 18\n"
-         "  5    s            Longest Palindromic Sub e.g. explain 5 babad\n"
+  return "problems and their inputs (numbers as one comma-separated list):\n"
+         "  115  s t           Distinct Subsequences    e.g. explain 115 rabbbit rabbit\n"
+         "  72   word1 word2   Edit Distance            e.g. explain 72 horse ros\n"
+         "  1143 text1 text2   Longest Common Subseq.   e.g. explain 1143 abcde ace\n"
+         "  416  nums          Partition Equal Subset   e.g. explain 416 1,5,11,5\n"
+         "  322  amount coins  Coin Change              e.g. explain 322 11 1,2,5\n"
+         "  300  nums          Longest Increasing Sub.  e.g. explain 300 10,9,2,5,3,7,101,18\n"
+         "  5    s             Longest Palindromic Sub. e.g. explain 5 babad\n"
          "Strings up to 40 characters, up to 40 numbers, sums and amounts up to 300.\n";
 }
 
@@ -73,12 +88,12 @@ Request parse(const std::vector<std::string>& args) {
       break;
     }
     case 416:
-    case 322:
     case 300: {
-      BOOK_CHECK(!rest.empty() && rest.size() <= kMaxNumbers + (request.problem == 322),
-                 "problem " << request.problem << " takes 1 to " << kMaxNumbers << " numbers, got "
-                            << rest.size());
-      for (const auto& text : rest) request.numbers.push_back(to_int(text, "every number"));
+      BOOK_CHECK(rest.size() == 1, "problem " << request.problem
+                                              << " takes one comma-separated list of 1 to "
+                                              << kMaxNumbers << " numbers (e.g. 1,5,11,5), got "
+                                              << rest.size() << " inputs");
+      request.numbers = to_ints(rest[0], request.problem);
       if (request.problem == 416) {
         for (int x : request.numbers)
           BOOK_CHECK(x >= 1 && x <= 100, "416 takes numbers in [1, 100], got " << x);
@@ -87,13 +102,20 @@ Request parse(const std::vector<std::string>& args) {
                                                   << total / 2 << "; the table is printed up to "
                                                   << kMaxCapacity << " columns");
       }
-      if (request.problem == 322) {
-        BOOK_CHECK(rest.size() >= 2, "322 takes an amount and at least one coin");
-        BOOK_CHECK(request.numbers[0] >= 0 && request.numbers[0] <= kMaxCapacity,
-                   "the amount must be in [0, " << kMaxCapacity << "], got " << request.numbers[0]);
-        for (std::size_t i = 1; i < request.numbers.size(); ++i)
-          BOOK_CHECK(request.numbers[i] >= 1, "coins must be positive, got " << request.numbers[i]);
-      }
+      break;
+    }
+    case 322: {
+      BOOK_CHECK(rest.size() == 2,
+                 "322 takes an amount and a comma-separated list of coins (e.g. "
+                 "11 1,2,5), got "
+                     << rest.size() << " inputs");
+      request.numbers = {to_int(rest[0], "the amount")};
+      const std::vector<int> coins = to_ints(rest[1], 322);
+      request.numbers.insert(request.numbers.end(), coins.begin(), coins.end());
+      BOOK_CHECK(request.numbers[0] >= 0 && request.numbers[0] <= kMaxCapacity,
+                 "the amount must be in [0, " << kMaxCapacity << "], got " << request.numbers[0]);
+      for (std::size_t i = 1; i < request.numbers.size(); ++i)
+        BOOK_CHECK(request.numbers[i] >= 1, "coins must be positive, got " << request.numbers[i]);
       break;
     }
     default:
@@ -102,6 +124,35 @@ Request parse(const std::vector<std::string>& args) {
                             << " has no table here; pick one of 115, 72, 1143, 416, 322, 300, 5");
   }
   return request;
+}
+
+Command parse_command(const std::vector<std::string>& arguments) {
+  Command command;
+  std::string problem, first, second;
+  Flags flags("explain",
+              "prints the filled dp table of a LeetCode problem for one input, with your "
+              "solution's answer next to the table's");
+  flags.add("tour", &command.tour, "a few tables, brute force vs your DP on 115, the tour lines");
+  flags.positional("problem", &problem, "the LeetCode number (see below)").optional();
+  flags.positional("input", &first, "its first input").optional();
+  flags.positional("input2", &second, "its second input, if it takes two").optional();
+  try {
+    flags.parse(arguments);
+  } catch (const HelpRequested& help) {
+    throw HelpRequested(help.text() + "\n" + usage());
+  }
+  if (command.tour) {
+    if (flags.was_set("problem"))
+      throw UsageError("--tour takes no problem (got '" + problem + "'): run one or the other");
+    return command;
+  }
+  if (!flags.was_set("problem"))
+    throw UsageError("no problem given: " + flags.usage() + ", or --tour; --help lists them");
+  std::vector<std::string> args{problem};
+  if (flags.was_set("input")) args.push_back(first);
+  if (flags.was_set("input2")) args.push_back(second);
+  command.request = parse(args);
+  return command;
 }
 
 Explained fill(const Request& r) {

@@ -22,20 +22,34 @@ struct Explained {
   std::string answer_cell;  ///< where the answer is, e.g. "dp[7][6], the last cell"
 };
 
-/// A parsed command line: which problem and its arguments.
+/// A parsed request: which problem and its inputs.
 struct Request {
   int problem = 0;                 ///< the LeetCode number
   std::vector<std::string> words;  ///< string arguments (115, 72, 1143, 5)
-  std::vector<int> numbers;        ///< integer arguments (416, 322, 300)
+  std::vector<int> numbers;        ///< integer arguments (416, 322: amount then coins, 300)
 };
 
-/// The problems the stage explains, with their argument shapes, for the usage message.
+/// The problems the stage explains, with their inputs and an example of each.
 std::string usage();
 
-/// Parses `explain <problem> <args...>` (without the program name). Throws book::Error, saying
-/// what was wrong, for an unknown problem, missing or extra arguments, non-numbers, or inputs too
-/// large to print (strings over 40 characters, capacities over 300, more than 40 numbers).
+/// Parses a problem and its inputs: `{"115", s, t}`, `{"72", a, b}`, `{"1143", a, b}`,
+/// `{"5", s}`, `{"416", "1,5,11,5"}`, `{"300", "10,9,2,5"}`, `{"322", amount, "1,2,5"}` (numbers
+/// as one comma-separated list). Throws book::Error, saying what was wrong, for an unknown
+/// problem, missing or extra inputs, non-numbers, or inputs too large to print (strings over 40
+/// characters, capacities over 300, more than 40 numbers).
 Request parse(const std::vector<std::string>& args);
+
+/// The stage's command line: the tour, or one problem and its inputs.
+struct Command {
+  bool tour = false;  ///< `--tour`: a few tables, brute force vs your DP, the tour lines
+  Request request;    ///< otherwise: the problem to explain
+};
+
+/// Parses the stage's command line (the arguments after the program's name) with book::Flags:
+/// `--tour`, or `<problem> <input> [<input>]` as parse() takes them.
+/// @throws book::UsageError for a bad command line, book::Error for bad inputs,
+///   book::HelpRequested (with usage() appended) for `--help`.
+Command parse_command(const std::vector<std::string>& arguments);
 
 /// The filled table for a parsed request.
 Explained fill(const Request& request);

@@ -1,6 +1,6 @@
 #include <queue>
 
-#include "chapters/12_dynamic_programming/robbers_stocks.h"
+#include "chapters/12_dynamic_programming/robbers.h"
 #include "common/check.h"
 
 namespace book::dp {

@@ -1,6 +1,6 @@
 // gemm.04 — your turn: keep a 6x16 tile of C in 12 AVX2 registers over a block of k steps
-// (_mm256_fmadd_ps; the reference uses blocks of 256). C = A·B, row-major, C overwritten and never read, nothing written past column
-// n (see gemm.h).
+// (_mm256_fmadd_ps; the reference uses blocks of 256). C = A·B, row-major, C overwritten and never
+// read, nothing written past column n (see gemm.h).
 #include "chapters/01_gemm_cpu/gemm.h"
 #include "common/check.h"
 

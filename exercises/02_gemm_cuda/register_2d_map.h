@@ -1,8 +1,8 @@
 // Exercise cuda_gemm.register_2d, part 1 of 2: which elements thread `t` (0–255) handles in the 128
 // × 128 × 8 block tile (BlockTile2d in chapters/02_gemm_cuda/tiles.h). Compiled into your kernel
-// (register_2d.cu) and into the host schedule the CPU tests check (chapters/02_gemm_cuda/plans.cc,
-// which you do not edit). Coordinates are tile-relative. Read the README, "Rung 5", then replace
-// the stubs.
+// (register_2d.cu) and into the host schedule the CPU tests check
+// (chapters/02_gemm_cuda/exercise_schedules.cc, which you do not edit). Coordinates are
+// tile-relative. Read the README, "Rung 5", then replace the stubs.
 #pragma once
 
 #include "chapters/02_gemm_cuda/index.h"

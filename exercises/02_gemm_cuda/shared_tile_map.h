@@ -1,8 +1,8 @@
 // Exercise cuda_gemm.shared_tile, part 1 of 2: which elements thread (tx, ty) handles. Compiled
 // into your kernel (shared_tile.cu) and into the host schedule the CPU tests check
-// (chapters/02_gemm_cuda/plans.cc, which you do not edit). Coordinates are relative to the block's
-// tiles: add (block row · 32, k0) for A, (k0, block column · 32) for B, (block row · 32, block
-// column · 32) for C. Read chapters/02_gemm_cuda/README.md, "Rung 3", then replace each
+// (chapters/02_gemm_cuda/exercise_schedules.cc, which you do not edit). Coordinates are relative to
+// the block's tiles: add (block row · 32, k0) for A, (k0, block column · 32) for B, (block row ·
+// 32, block column · 32) for C. Read chapters/02_gemm_cuda/README.md, "Rung 3", then replace each
 // BOOK_MAP_STUB.
 #pragma once
 

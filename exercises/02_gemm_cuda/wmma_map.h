@@ -1,8 +1,8 @@
 // Exercise cuda_gemm.wmma, part 1 of 2: which elements thread `t` (0–255, warp t / 32) handles in
 // the 128 × 128 × 32 BF16 block tile (TensorTile in chapters/02_gemm_cuda/tiles.h). Compiled into
 // your kernel (wmma.cu) and into the host schedule the CPU tests check
-// (chapters/02_gemm_cuda/plans.cc, which you do not edit). Coordinates are tile-relative. Read the
-// README, "Rung 8", then replace the stubs.
+// (chapters/02_gemm_cuda/exercise_schedules.cc, which you do not edit). Coordinates are
+// tile-relative. Read the README, "Rung 8", then replace the stubs.
 #pragma once
 
 #include "chapters/02_gemm_cuda/index.h"

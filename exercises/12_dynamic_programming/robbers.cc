@@ -1,4 +1,4 @@
-#include "chapters/12_dynamic_programming/robbers_stocks.h"
+#include "chapters/12_dynamic_programming/robbers.h"
 #include "common/check.h"
 
 namespace book::dp {
@@ -6,19 +6,19 @@ namespace book::dp {
 int rob(const std::vector<int>& nums) {
   (void)nums;
   BOOK_NOT_IMPLEMENTED("dp.198", "exercises/12_dynamic_programming/robbers.cc",
-                       "chapters/12_dynamic_programming/README.md, section Robbers and stocks");
+                       "chapters/12_dynamic_programming/README.md, section Robbers");
 }
 
 int rob_circular(const std::vector<int>& nums) {
   (void)nums;
   BOOK_NOT_IMPLEMENTED("dp.213", "exercises/12_dynamic_programming/robbers.cc",
-                       "chapters/12_dynamic_programming/README.md, section Robbers and stocks");
+                       "chapters/12_dynamic_programming/README.md, section Robbers");
 }
 
 int rob_tree(const TreeNode* root) {
   (void)root;
   BOOK_NOT_IMPLEMENTED("dp.337", "exercises/12_dynamic_programming/robbers.cc",
-                       "chapters/12_dynamic_programming/README.md, section Robbers and stocks");
+                       "chapters/12_dynamic_programming/README.md, section Robbers");
 }
 
 }  // namespace book::dp

@@ -1,7 +1,8 @@
-// Internal: the scalar fringe of gemm.05 and gemm.06, a partial tile computed from packed panels.
+// Internal to the reference solutions: the scalar fringe of gemm.05 and gemm.06, a partial tile
+// computed from packed panels.
 #pragma once
 
-namespace book::gemm::detail {
+namespace book::gemm::solution {
 
 /// C[0:rows, 0:cols] = (beta == 0 ? 0 : C) + A panel · B panel, the panels packed with mr rows and
 /// nr columns per step (only the first rows/cols are used).
@@ -15,4 +16,4 @@ inline void fringe_tile(int rows, int cols, int kc, const float* a, int mr, cons
     }
 }
 
-}  // namespace book::gemm::detail
+}  // namespace book::gemm::solution

@@ -4,16 +4,16 @@
 // and B is packed, and each B panel (k×16 floats) is reused across all rows from L2 at best.
 #include <algorithm>
 
+#include "chapters/01_gemm_cpu/engine/engine.h"
 #include "chapters/01_gemm_cpu/gemm.h"
 #include "common/buffer.h"
-#include "solutions/01_gemm_cpu/blis.h"
 #include "solutions/01_gemm_cpu/fringe.h"
 
 namespace book::gemm {
 
 void matmul_packed(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
                    int ldc) {
-  using namespace detail;
+  using namespace engine;
   const KernelSpec& ks = kAvx2Kernel;
   const int mr = ks.mr, nr = ks.nr;
   const int m_pad = (m + mr - 1) / mr * mr, n_pad = (n + nr - 1) / nr * nr;
@@ -30,7 +30,7 @@ void matmul_packed(int m, int n, int k, const float* a, int lda, const float* b,
       if (rows == mr && cols == nr)
         ks.fn(k, a_panel, b_panel, c + i * ldc + j, ldc, 1.0f, 0.0f);
       else
-        fringe_tile(rows, cols, k, a_panel, mr, b_panel, nr, c + i * ldc + j, ldc, false);
+        solution::fringe_tile(rows, cols, k, a_panel, mr, b_panel, nr, c + i * ldc + j, ldc, false);
     }
   }
 }

@@ -6,16 +6,16 @@
 // Fringe tiles still fall back to scalar code (gemm.07 fixes that).
 #include <algorithm>
 
+#include "chapters/01_gemm_cpu/engine/engine.h"
 #include "chapters/01_gemm_cpu/gemm.h"
 #include "common/buffer.h"
-#include "solutions/01_gemm_cpu/blis.h"
 #include "solutions/01_gemm_cpu/fringe.h"
 
 namespace book::gemm {
 
 void matmul_five_loops(int m, int n, int k, const float* a, int lda, const float* b, int ldb,
                        float* c, int ldc) {
-  using namespace detail;
+  using namespace engine;
   const KernelSpec& ks = kAvx2Kernel;
   const int mr = ks.mr, nr = ks.nr;
   const Problem pr = plain(m, n, k, a, lda, b, ldb, c, ldc);
@@ -40,7 +40,8 @@ void matmul_five_loops(int m, int n, int k, const float* a, int lda, const float
             if (rows == mr && cols == nr)
               ks.fn(kc, a_panel, b_panel, c_tile, ldc, 1.0f, accumulate ? 1.0f : 0.0f);
             else
-              fringe_tile(rows, cols, kc, a_panel, mr, b_panel, nr, c_tile, ldc, accumulate);
+              solution::fringe_tile(rows, cols, kc, a_panel, mr, b_panel, nr, c_tile, ldc,
+                                    accumulate);
           }
         }
       }

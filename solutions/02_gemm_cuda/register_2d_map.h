@@ -1,6 +1,6 @@
 // Exercise cuda_gemm.register_2d, part 1 of 2: which elements thread `t` (0–255) handles in the 128
 // × 128 × 8 block tile. Compiled into the kernel (register_2d.cu) and into the host schedule the
-// CPU tests check (chapters/02_gemm_cuda/plans.cc). Coordinates are tile-relative
+// CPU tests check (chapters/02_gemm_cuda/exercise_schedules.cc). Coordinates are tile-relative
 // (chapters/02_gemm_cuda/tiles.h).
 #pragma once
 

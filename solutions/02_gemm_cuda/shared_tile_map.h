@@ -1,6 +1,6 @@
 // Exercise cuda_gemm.shared_tile, part 1 of 2: which elements thread (tx, ty) handles. Compiled
 // into the kernel (shared_tile.cu) and into the host schedule the CPU tests check
-// (chapters/02_gemm_cuda/plans.cc). Coordinates are relative to the block's tiles (see
+// (chapters/02_gemm_cuda/exercise_schedules.cc). Coordinates are relative to the block's tiles (see
 // chapters/02_gemm_cuda/tiles.h).
 #pragma once
 

@@ -1,6 +1,6 @@
 // Exercise cuda_gemm.wmma, part 1 of 2: which elements thread `t` (0–255, warp t / 32) handles in
 // the 128 × 128 × 32 BF16 block tile (TensorTile). Compiled into the kernel (wmma.cu) and into the
-// host schedule the CPU tests check (chapters/02_gemm_cuda/plans.cc). Coordinates are
+// host schedule the CPU tests check (chapters/02_gemm_cuda/exercise_schedules.cc). Coordinates are
 // tile-relative.
 #pragma once
 

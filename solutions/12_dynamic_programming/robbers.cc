@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "chapters/12_dynamic_programming/robbers_stocks.h"
+#include "chapters/12_dynamic_programming/robbers.h"
 
 namespace book::dp {
 

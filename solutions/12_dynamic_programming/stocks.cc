@@ -2,7 +2,7 @@
 #include <climits>
 #include <vector>
 
-#include "chapters/12_dynamic_programming/robbers_stocks.h"
+#include "chapters/12_dynamic_programming/stocks.h"
 
 // Every stock problem is one state machine walked day by day: `hold` = best cash while holding a
 // share, `free` = best cash while not. Buying moves free -> hold (cash - price), selling moves

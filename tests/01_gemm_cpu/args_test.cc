@@ -1,5 +1,5 @@
-// Scaffolding, not an exercise: the dispatcher and sgemm reject bad input with a clear message
-// before any rung runs (so these pass on both tracks).
+// Scaffolding, not an exercise: the dispatcher, sgemm and the stages' command lines reject bad
+// input with a clear message before any rung runs (so these pass on both tracks).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,24 +9,18 @@
 
 #include "chapters/01_gemm_cpu/args.h"
 #include "chapters/01_gemm_cpu/dispatch.h"
+#include "chapters/01_gemm_cpu/ladder_steps.h"
 #include "chapters/01_gemm_cpu/peak.h"
 #include "chapters/01_gemm_cpu/sgemm.h"
+#include "chapters/01_gemm_cpu/tune.h"
 #include "common/check.h"
+#include "common/flags.h"
+#include "common/testing/expect_error.h"
 
 namespace book::gemm {
 namespace {
 
-// Runs `call`, expects book::Error whose message contains `needle`.
-template <typename Call>
-void expect_error(Call call, const std::string& needle) {
-  try {
-    call();
-    ADD_FAILURE() << "expected book::Error mentioning \"" << needle << "\", got no error";
-  } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find(needle), std::string::npos)
-        << "message \"" << error.what() << "\" does not mention \"" << needle << "\"";
-  }
-}
+using ::book::testing::expect_error;
 
 std::vector<float> buf(64 * 64, 1.0f);
 const float* a = buf.data();
@@ -99,6 +93,47 @@ TEST(StageCheck, CloseToAcceptsRoundingAndRejectsErrorsNanAndSizes) {
 TEST(PeakArguments, RejectsNonPositiveThreads) {
   expect_error([] { measure_fp32_peak_gflops(0); }, "threads must be >= 1");
   expect_error([] { measure_triad_bandwidth_gbs(-2); }, "threads must be >= 1");
+}
+
+TEST(LadderOptions, DefaultsTourBigAndSizes) {
+  EXPECT_EQ(ladder::parse_options({}).sizes, (std::vector<int>{256, 512, 1024, 2048}));
+  const ladder::Options tour = ladder::parse_options({"--tour"});
+  EXPECT_TRUE(tour.tour);
+  EXPECT_EQ(tour.sizes, std::vector<int>{1024});
+  EXPECT_EQ(ladder::parse_options({"--tour", "--sizes=512"}).sizes, std::vector<int>{512});
+  EXPECT_EQ(ladder::parse_options({"--sizes", "100,127", "--big"}).sizes,
+            (std::vector<int>{100, 127, 4096}));
+  EXPECT_TRUE(ladder::parse_options({"--slow"}).slow_everywhere);
+}
+
+// Issue 19: `--sizes=5x` ran n = 5 and `--sizes=1e3` ran n = 1.
+TEST(LadderOptions, RefusesMalformedAndOutOfRangeSizesAndUnknownFlags) {
+  expect_error([] { ladder::parse_options({"--sizes=5x"}); }, {"--sizes", "5x"});
+  expect_error([] { ladder::parse_options({"--sizes=1e3"}); }, {"--sizes", "1e3"});
+  expect_error([] { ladder::parse_options({"--sizes=1024,,2048"}); }, "--sizes");
+  expect_error([] { ladder::parse_options({"--sizes=0"}); }, {"--sizes", "1..16384", "0"});
+  expect_error([] { ladder::parse_options({"--sizes=20000"}); }, {"1..16384", "20000"});
+  expect_error([] { ladder::parse_options({"--sizes"}); }, "--sizes");
+  expect_error([] { ladder::parse_options({"--bigg"}); }, {"unknown flag --bigg", "--big"});
+  expect_error([] { ladder::parse_options({"1024"}); }, "unexpected argument '1024'");
+  EXPECT_THROW(ladder::parse_options({"--help"}), HelpRequested);
+}
+
+TEST(TuneOptions, DefaultsAndRefusals) {
+  const TuneOptions defaults = parse_tune_options({});
+  EXPECT_EQ(defaults.n, 1024);
+  EXPECT_EQ(defaults.threads, 1);
+  EXPECT_EQ(defaults.l1, 0);
+  const TuneOptions given = parse_tune_options({"--n=2048", "--threads", "2", "--l2=1048576"});
+  EXPECT_EQ(given.n, 2048);
+  EXPECT_EQ(given.threads, 2);
+  EXPECT_EQ(given.l2, 1048576);
+  expect_error([] { parse_tune_options({"--n=abc"}); }, {"--n", "abc"});
+  expect_error([] { parse_tune_options({"--n=32"}); }, {"--n", "64..16384", "32"});
+  expect_error([] { parse_tune_options({"--threads=0"}); }, {"--threads", "0"});
+  expect_error([] { parse_tune_options({"--l1=512"}); }, {"--l1", "512"});
+  expect_error([] { parse_tune_options({"--size=8"}); }, "unknown flag --size");
+  EXPECT_THROW(parse_tune_options({"-h"}), HelpRequested);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The public sgemm (not an exercise: it always runs the reference engine). BLAS semantics with
+// The public sgemm (not an exercise: it always runs the engine with its own pieces). BLAS semantics with
 // transposes, alpha, beta, padded leading dimensions, and beta == 0 never reading C.
 #include <gtest/gtest.h>
 

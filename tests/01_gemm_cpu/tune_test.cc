@@ -7,10 +7,13 @@
 #include <limits>
 
 #include "common/check.h"
+#include "common/testing/expect_error.h"
 #include "tests/01_gemm_cpu/checking.h"
 
 namespace book::gemm {
 namespace {
+
+using ::book::testing::expect_error;
 
 TEST(BlockCandidates, FollowTheCacheRules) {
   for (const KernelShape shape : {KernelShape{6, 16}, KernelShape{12, 32}})
@@ -47,10 +50,22 @@ TEST(BlockCandidates, BiggerL2GivesWiderBBlocks) {
 }
 
 TEST(BlockCandidates, RejectsNonsense) {
-  EXPECT_THROW(block_candidates({12, 32}, 2052, 0, 1 << 20), Error);
-  EXPECT_THROW(block_candidates({12, 32}, 2052, 48 << 10, -1), Error);
-  EXPECT_THROW(block_candidates({0, 32}, 2052, 48 << 10, 1 << 20), Error);
-  EXPECT_THROW(block_candidates({12, 32}, 2048, 48 << 10, 1 << 20), Error);  // not whole panels
+  expect_error(
+      [] {
+        block_candidates({12, 32}, 2052, 0, 1 << 20);
+      },
+      {"cache sizes must be positive (L1d 0 B", "--l1"});
+  expect_error([] { block_candidates({12, 32}, 2052, 48 << 10, -1); }, "L2 -1 B");
+  expect_error(
+      [] {
+        block_candidates({0, 32}, 2052, 48 << 10, 1 << 20);
+      },
+      "MR and NR must be positive, got 0×32");
+  expect_error(
+      [] {
+        block_candidates({12, 32}, 2048, 48 << 10, 1 << 20);
+      },  // not whole panels
+      "MC must be a positive multiple of MR = 12, got 2048");
 }
 
 TEST(MatmulWithBlocks, CorrectForOddBlockSizes) {
@@ -92,15 +107,30 @@ TEST(MatmulWithBlocks, RejectsBlocksTheEngineCannotUse) {
   auto call = [&](BlockSizes blocks) {
     matmul_with_blocks(blocks, 1, 8, 8, 8, a.data(), 8, b.data(), 8, c.data(), 8);
   };
-  EXPECT_THROW(call({shape.mr + 1, 64, shape.nr}), Error);  // MC not a multiple of MR
-  EXPECT_THROW(call({shape.mr, 0, shape.nr}), Error);       // KC < 1
-  EXPECT_THROW(call({shape.mr, 64, shape.nr - 1}), Error);  // NC not a multiple of NR
-  EXPECT_THROW(
-      matmul_with_blocks(default_block_sizes(), 0, 8, 8, 8, a.data(), 8, b.data(), 8, c.data(), 8),
-      Error);  // no threads
-  EXPECT_THROW(
-      matmul_with_blocks(default_block_sizes(), 1, 8, 8, 8, a.data(), 7, b.data(), 8, c.data(), 8),
-      Error);  // lda < k
+  const std::string mr = std::to_string(shape.mr), nr = std::to_string(shape.nr);
+  expect_error(
+      [&] {
+        call({shape.mr + 1, 64, shape.nr});
+      },
+      "MC must be a positive multiple of MR = " + mr + ", got " + std::to_string(shape.mr + 1));
+  expect_error([&] { call({shape.mr, 0, shape.nr}); }, "KC must be >= 1, got 0");
+  expect_error(
+      [&] {
+        call({shape.mr, 64, shape.nr - 1});
+      },
+      "NC must be a positive multiple of NR = " + nr + ", got " + std::to_string(shape.nr - 1));
+  expect_error(
+      [&] {
+        matmul_with_blocks(default_block_sizes(), 0, 8, 8, 8, a.data(), 8, b.data(), 8, c.data(),
+                           8);
+      },
+      "threads must be >= 1, got 0");
+  expect_error(
+      [&] {
+        matmul_with_blocks(default_block_sizes(), 1, 8, 8, 8, a.data(), 7, b.data(), 8, c.data(),
+                           8);
+      },
+      {"matmul_with_blocks", "lda=7"});
 }
 
 }  // namespace

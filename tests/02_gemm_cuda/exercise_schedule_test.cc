@@ -1,6 +1,6 @@
 // Graded on every machine: the schedules of the exercise rungs (3, 5, 8), built from the map
-// functions their kernels call. Each case calls the reader's plan function.
-#include "chapters/02_gemm_cuda/exercise_plans.h"
+// functions their kernels call. Each case calls the reader's schedule function.
+#include "chapters/02_gemm_cuda/exercise_schedules.h"
 #include "chapters/02_gemm_cuda/tiles.h"
 #include "common/testing/exercise.h"
 #include "tests/02_gemm_cuda/schedule_checks.h"
@@ -35,7 +35,7 @@ EXERCISE_TEST("cuda_gemm.register_2d", Register2dSchedule, EachThreadOwnsAnEight
   const auto rungs = ladder_schedules();
   testing::expect_tiled_traffic(find_rung(rungs, 5));
   for (int t : {0, 17, 255}) {
-    const ThreadPlan p = register_2d_plan({256, 256, 16}, 1, 1, t, 0);
+    const ThreadSchedule p = register_2d_schedule({256, 256, 16}, 1, 1, t, 0);
     ASSERT_EQ(p.c.size(), 64u) << "thread " << t;
     ASSERT_EQ(p.a.size(), 4u) << "thread " << t;
     int min_row = 1 << 30, max_row = -1, min_col = 1 << 30, max_col = -1;
@@ -60,7 +60,7 @@ EXERCISE_TEST("cuda_gemm.wmma", WmmaSchedule, LoadsSixteenBytesAndKeepsWarpsInTh
   for (int warp = 0; warp < TensorTile::kThreads / 32; ++warp) {
     int min_row = 1 << 30, max_row = -1, min_col = 1 << 30, max_col = -1;
     for (int lane = 0; lane < 32; ++lane) {
-      const ThreadPlan p = wmma_plan({256, 256, 64}, 0, 0, warp * 32 + lane, 0);
+      const ThreadSchedule p = wmma_schedule({256, 256, 64}, 0, 0, warp * 32 + lane, 0);
       for (const Access& a : p.a) EXPECT_EQ(a.width, 8) << "A chunks are 16 bytes";
       for (const Access& x : p.c) {
         min_row = std::min(min_row, x.row), max_row = std::max(max_row, x.row);

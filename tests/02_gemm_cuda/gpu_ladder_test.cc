@@ -1,5 +1,6 @@
 // Every scaffolding rung and cuBLAS, on the GPU, against the double reference. Skips without one;
 // rung 10 also skips on a GPU that is not a Hopper (after checking that it refuses to run).
+#include "common/testing/expect_error.h"
 #include "common/testing/gpu.h"
 #include "tests/02_gemm_cuda/gpu_checks.h"
 
@@ -28,13 +29,11 @@ TEST(GpuRung, WgmmaTmaMatchesTheDoubleReferenceOnHopper) {
     for (const Rung& rung : ladder_rungs(cublas))
       if (rung.name == "wgmma_tma") {
         EXPECT_EQ(unavailable_reason(rung), why);
-        try {
-          run_poisoned(rung, random_problem({128, 128, 64}, 5));
-          ADD_FAILURE() << "rung 10 ran on a GPU that is not a Hopper";
-        } catch (const Error& e) {
-          EXPECT_NE(std::string(e.what()).find("needs a Hopper GPU"), std::string::npos)
-              << e.what();
-        }
+        ::book::testing::expect_error(
+            [&] {
+              run_poisoned(rung, random_problem({128, 128, 64}, 5));
+            },
+            {"rung 10 needs a Hopper GPU (sm_90)", "sm_90a alone"});
       }
     GTEST_SKIP() << why;
   }
@@ -48,8 +47,14 @@ TEST(GpuRung, WgmmaTmaMatchesTheDoubleReferenceOnHopper) {
 TEST(GpuRung, LaunchersCheckTheirArgumentsBeforeTouchingTheGpu) {
   BOOK_REQUIRE_GPU();
   Cublas cublas;
-  for (const Rung& rung : ladder_rungs(cublas))
-    EXPECT_THROW(rung.run(nullptr, nullptr, nullptr, {4, 4, 4}, nullptr), Error) << rung.name;
+  for (const Rung& rung : ladder_rungs(cublas)) {
+    SCOPED_TRACE(rung.name);
+    ::book::testing::expect_error(
+        [&] {
+          rung.run(nullptr, nullptr, nullptr, {4, 4, 4}, nullptr);
+        },
+        "GEMM got a null pointer");
+  }
 }
 
 }  // namespace

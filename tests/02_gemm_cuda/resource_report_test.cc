@@ -26,9 +26,9 @@ TEST(ResourceReport, EveryScaffoldingKernelIsCompiledForBothArchitecturesWithout
     EXPECT_EQ(k.spill_loads, 0) << name << " on " << k.arch << " reloads spilled registers";
     EXPECT_GT(k.registers, 0) << name << " on " << k.arch;
   }
-  for (const char* name : {"naive_kernel", "coalesced_kernel", "blocktile_1d_kernel",
-                           "vectorised_kernel", "warptile_kernel", "mma_pipeline_kernel<true>",
-                           "mma_pipeline_kernel<false>"})
+  for (const char* name :
+       {"naive_kernel", "coalesced_kernel", "blocktile_1d_kernel", "vectorised_kernel",
+        "warptile_kernel", "mma_pipeline_kernel<true>", "mma_pipeline_kernel<false>"})
     for (const char* arch : {"sm_80", "sm_90"})
       EXPECT_TRUE(seen.count(std::string(name) + "@" + arch)) << name << " for " << arch;
   EXPECT_TRUE(seen.count("wgmma_tma_kernel@sm_90a")) << "rung 10 for sm_90a";

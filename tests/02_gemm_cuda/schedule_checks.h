@@ -61,8 +61,8 @@ inline void expect_exact_cover(const RungSchedule& rung, GemmShape s) {
         const int row0 = (g.x_covers_rows ? bx : by) * g.tile_m;
         const int col0 = (g.x_covers_rows ? by : bx) * g.tile_n, k0 = step * g.k_tile;
         for (int t = 0; t < threads; ++t) {
-          const ThreadPlan plan = rung.plan(s, bx, by, t, step);
-          for (const Access& x : plan.a) {
+          const ThreadSchedule thread = rung.thread_schedule(s, bx, by, t, step);
+          for (const Access& x : thread.a) {
             expect_access_flags(x, s.m, s.k, where + " A");
             for (int j = 0; j < x.width; ++j) {
               const int r = x.row - row0, c = x.col + j - k0;
@@ -75,7 +75,7 @@ inline void expect_exact_cover(const RungSchedule& rung, GemmShape s) {
               ++a_cover[std::size_t(r) * g.k_tile + c];
             }
           }
-          for (const Access& x : plan.b) {
+          for (const Access& x : thread.b) {
             expect_access_flags(x, s.k, s.n, where + " B");
             for (int j = 0; j < x.width; ++j) {
               const int r = x.row - k0, c = x.col + j - col0;
@@ -89,7 +89,7 @@ inline void expect_exact_cover(const RungSchedule& rung, GemmShape s) {
             }
           }
           if (step != 0) continue;
-          for (const Access& x : plan.c) {
+          for (const Access& x : thread.c) {
             expect_access_flags(x, s.m, s.n, where + " C");
             if (!x.inside) continue;
             for (int j = 0; j < x.width; ++j) {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "chapters/12_dynamic_programming/brute_force.h"
-#include "chapters/12_dynamic_programming/subsequences.h"
+#include "chapters/12_dynamic_programming/edit_distance.h"
 #include "common/testing/exercise.h"
 #include "tests/12_dynamic_programming/inputs.h"
 

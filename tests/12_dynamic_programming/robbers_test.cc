@@ -2,7 +2,7 @@
 #include <functional>
 #include <optional>
 
-#include "chapters/12_dynamic_programming/robbers_stocks.h"
+#include "chapters/12_dynamic_programming/robbers.h"
 #include "common/testing/exercise.h"
 #include "tests/12_dynamic_programming/inputs.h"
 

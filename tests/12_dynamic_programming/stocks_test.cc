@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "chapters/12_dynamic_programming/robbers_stocks.h"
+#include "chapters/12_dynamic_programming/stocks.h"
 #include "common/testing/exercise.h"
 #include "tests/12_dynamic_programming/inputs.h"
 

@@ -12,15 +12,17 @@ namespace book::gemm_cuda {
 /// Exercise cuda_gemm.shared_tile (rung 3): the schedule of thread `thread` (= ty · 32 + tx) of
 /// block (block_x, block_y) at step `k_step`: the A and B elements it copies into the 32 × 32
 /// shared tiles, and the C element it computes.
-ThreadPlan shared_tile_plan(GemmShape shape, int block_x, int block_y, int thread, int k_step);
+ThreadSchedule shared_tile_schedule(GemmShape shape, int block_x, int block_y, int thread,
+                                    int k_step);
 
 /// Exercise cuda_gemm.register_2d (rung 5): the schedule of one thread of the 128 × 128 × 8
 /// block tile (BlockTile2d): four A and four B elements per step, an 8 × 8 square of C.
-ThreadPlan register_2d_plan(GemmShape shape, int block_x, int block_y, int thread, int k_step);
+ThreadSchedule register_2d_schedule(GemmShape shape, int block_x, int block_y, int thread,
+                                    int k_step);
 
 /// Exercise cuda_gemm.wmma (rung 8): the schedule of one thread of the 128 × 128 × 32 BF16
 /// block tile (TensorTile): two 8-element chunks of A and two of B per step, and the C elements
 /// it copies out of its warp's staged 16 × 16 accumulator fragments.
-ThreadPlan wmma_plan(GemmShape shape, int block_x, int block_y, int thread, int k_step);
+ThreadSchedule wmma_schedule(GemmShape shape, int block_x, int block_y, int thread, int k_step);
 
 }  // namespace book::gemm_cuda

@@ -5,13 +5,12 @@
 // Why 12×32 with AVX-512: 32 zmm registers hold 24 accumulators + 2 of B + 1 broadcast.
 // Both prefetch their tile of C when they start: C is read (or at least owned) only at the end, and
 // at n = 2048 C (16 MiB) is far out of L2, so without the prefetch every tile ends in a cache miss
-// per row. In a scratch timing here, early in the chapter's life (n = 2048, AVX2, an engine with
-// another loop order), it took the engine from ~70 to ~100 GFLOP/s.
+// per row (the README's rung 7 has what it measured).
 #include <immintrin.h>
 
-#include "solutions/01_gemm_cpu/blis.h"
+#include "chapters/01_gemm_cpu/engine/engine.h"
 
-namespace book::gemm::detail {
+namespace book::gemm::engine {
 namespace {
 
 void kernel_6x16_avx2(int kc, const float* __restrict a, const float* __restrict b, float* c,
@@ -52,6 +51,10 @@ void kernel_6x16_avx2(int kc, const float* __restrict a, const float* __restrict
   }
 }
 
+}  // namespace
+
+// The engine's own AVX-512 kernel, and the answer to gemm.08.
+//! [avx512-kernel]
 __attribute__((target("avx512f"))) void kernel_12x32_avx512(int kc, const float* __restrict a,
                                                             const float* __restrict b, float* c,
                                                             long ldc, float alpha, float beta) {
@@ -89,11 +92,10 @@ __attribute__((target("avx512f"))) void kernel_12x32_avx512(int kc, const float*
     _mm512_storeu_ps(row + 16, r1);
   }
 }
+//! [avx512-kernel]
 
-}  // namespace
-
-// Block sizes, for a core with 48 KiB L1d and 2 MiB L2 (this machine; typical of recent cores), in
-// the loop order of r06_five_loops.cc:
+// Block sizes, for a core with 48 KiB L1d and 2 MiB L2 (typical of recent cores), in the loop order
+// of the five loops (the README's rung 6):
 // KC so that an A micro-panel (MR×KC floats: 6 KiB for AVX2, 24 KiB for AVX-512) sits in at most
 //   half of L1, with room for the B micro-panels streaming past it; a larger KC also means C is
 //   read and written fewer times (k / KC);
@@ -102,19 +104,17 @@ __attribute__((target("avx512f"))) void kernel_12x32_avx512(int kc, const float*
 // MC so that the packed A block (MC×KC: 2-4 MiB) is read from L3, and up to n = 2048 A and B are
 //   each packed once: 2052 = 171 × 12 = 342 × 6, the smallest multiple of both MRs from 2048 up,
 //   so that every A block is whole micro-panels.
-// Measured here (2026-11-29): by hand first (scratch runs of a few candidates against OpenBLAS in
-// the same process, at n = 1024 and 2048), which gave KC = 384 / NC = 320 for AVX-512; then by the
-// tune stage (`bazel run -c opt //chapters/01_gemm_cpu:tune`, in turns with those), where
-// KC = 512 / NC = 256 (A micro-panel 24 KiB, half of L1; B block 512 KiB, a quarter of L2) was
-// among the two best in all four runs (n = 1024 and 2048, one and two threads), 1.01-1.16x the
-// hand-picked sizes. The previous order (B micro-panel in L1, B block in L3, MC = 384 / KC = 256 /
-// NC = 2048) measured 0.85-0.94x OpenBLAS on one thread and 0.81-0.87x on two.
+// KC and NC were chosen by measurement, by hand and then with the tune stage
+// (`bazel run -c opt //chapters/01_gemm_cpu:tune`, which tries the alternatives for your caches);
+// the README's rung 6 has the runs and their numbers.
 const KernelSpec kAvx2Kernel{6, 16, 2052, 256, 512, kernel_6x16_avx2};
 const KernelSpec kAvx512Kernel{12, 32, 2052, 512, 256, kernel_12x32_avx512};
 
-const KernelSpec& best_kernel() {
-  static const bool has_avx512 = __builtin_cpu_supports("avx512f");
-  return has_avx512 ? kAvx512Kernel : kAvx2Kernel;
+bool has_avx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
 }
 
-}  // namespace book::gemm::detail
+const KernelSpec& best_kernel() { return has_avx512() ? kAvx512Kernel : kAvx2Kernel; }
+
+}  // namespace book::gemm::engine
