@@ -111,7 +111,7 @@ T Model<T>::head_forward(const int* targets) {
 }
 
 template <typename T>
-void Model<T>::head_backward(T loss_scale) {
+void Model<T>::head_backward(T loss_scale, const GradientReadyHook& ready) {
   BOOK_CHECK(!targets_.empty(), "backward: the last forward had no targets, so there is no loss");
   const int n = batch_ * seq_len_, c = config_.d_model, v = config_.vocab_size;
   std::vector<T> dlogits(static_cast<std::size_t>(n) * v),
@@ -123,21 +123,28 @@ void Model<T>::head_backward(T loss_scale) {
   std::fill(d_stream, d_stream + dlnf.size(), T(0));
   layernorm_backward(dlnf.data(), stream_[config_.n_layer].data(), p_.lnf_gain, lnf_mean_.data(),
                      lnf_rstd_.data(), n, c, d_stream, g_.lnf_gain, g_.lnf_bias);
+  if (ready) ready(layout_.find("lnf_gain").offset, layout_.total());
 }
 
 template <typename T>
-void Model<T>::layers_backward(int last, int first) {
+void Model<T>::layers_backward(int last, int first, const GradientReadyHook& ready) {
   BOOK_CHECK(0 <= first && first <= last && last <= config_.n_layer,
              "layers_backward: bad range [" << first << ", " << last << ")");
-  for (int l = last - 1; l >= first; --l)
+  for (int l = last - 1; l >= first; --l) {
     block_backward(config_, p_.blocks[l], g_.blocks[l], Shard{}, batch_, seq_len_,
                    stream_[l].data(), stream_grad_[l + 1].data(), stream_grad_[l].data(), acts_[l]);
+    if (ready) {
+      const auto [begin, end] = layout_.layer_range(l);
+      ready(begin, end);
+    }
+  }
 }
 
 template <typename T>
-void Model<T>::embed_backward() {
+void Model<T>::embed_backward(const GradientReadyHook& ready) {
   embedding_backward(tokens_.data(), batch_, seq_len_, stream_grad_[0].data(), config_.d_model,
                      g_.wte, g_.wpe);
+  if (ready) ready(0, layout_.layer_range(0).first);
 }
 
 //! [model_forward]
@@ -150,10 +157,10 @@ T Model<T>::forward(const int* tokens, const int* targets, int batch, int seq_le
 //! [model_forward]
 
 template <typename T>
-void Model<T>::backward(T loss_scale) {
-  head_backward(loss_scale);
-  layers_backward(config_.n_layer, 0);
-  embed_backward();
+void Model<T>::backward(T loss_scale, const GradientReadyHook& ready) {
+  head_backward(loss_scale, ready);
+  layers_backward(config_.n_layer, 0, ready);
+  embed_backward(ready);
 }
 
 template <typename T>

@@ -6,7 +6,9 @@
 /// input of the head; residual_grad(l) holds the gradient of the loss with respect to it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "chapters/04_training_baseline/block.h"
@@ -15,6 +17,13 @@
 #include "common/buffer.h"
 
 namespace book::train {
+
+/// Called during the backward pass each time the gradients of flat elements [begin, end) are
+/// final for this micro-batch: first the final LayerNorm, then block L-1, ..., block 0, then the
+/// embeddings (the tied wte is final only after the embedding's backward, since the LM head also
+/// adds into it). The ranges tile the flat buffer. Chapter 5 starts a bucket's all-reduce from
+/// it while the backward pass goes on; chapter 6 reduce-scatters from it. Empty: no call.
+using GradientReadyHook = std::function<void(std::size_t begin, std::size_t end)>;
 
 /// The model, its flat parameter and gradient buffers, and its activations for up to
 /// max_batch × config.context tokens. T is float for training, double for the tests.
@@ -33,8 +42,9 @@ class Model {
   /// Full forward: tokens [B, T] → loss against targets [B, T] (-1 = ignored); with targets
   /// null only the logits are computed and 0 is returned.
   T forward(const int* tokens, const int* targets, int batch, int seq_len);
-  /// Full backward after forward(): adds dLoss/dθ · loss_scale into grads(). Needs targets.
-  void backward(T loss_scale = T(1));
+  /// Full backward after forward(): adds dLoss/dθ · loss_scale into grads(), calling `ready`
+  /// as each layer's gradients are complete. Needs targets.
+  void backward(T loss_scale = T(1), const GradientReadyHook& ready = {});
 
   /// Sizes the activations for `batch` × `seq_len` (checked against max_batch and context).
   /// embed_forward calls it; a pipeline stage that starts mid-model calls it before filling
@@ -47,11 +57,11 @@ class Model {
   /// Final LayerNorm, logits, loss (see forward()).
   T head_forward(const int* targets);
   /// Backward pieces, in order: head_backward, layers_backward(L, 0), embed_backward.
-  void head_backward(T loss_scale);
+  void head_backward(T loss_scale, const GradientReadyHook& ready = {});
   /// Reads residual_grad(last), writes residual_grad(first), adds the layers' parameter grads.
-  void layers_backward(int last, int first);
+  void layers_backward(int last, int first, const GradientReadyHook& ready = {});
   /// Adds the embedding gradients from residual_grad(0).
-  void embed_backward();
+  void embed_backward(const GradientReadyHook& ready = {});
 
   /// Input of layer l (l = n_layer: the head's input), [B·T, C] of the current batch.
   T* residual(int layer) { return stream_[layer].data(); }

@@ -1,5 +1,8 @@
 #include "chapters/04_training_baseline/parameters.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "common/check.h"
 
 namespace book::train {
@@ -49,6 +52,30 @@ std::pair<std::size_t, std::size_t> ParameterLayout::layer_range(int layer) cons
     }
   BOOK_CHECK(begin < end, "layer_range: there is no layer " << layer);
   return {begin, end};
+}
+
+std::vector<SlotPiece> ParameterLayout::pieces(std::size_t begin, std::size_t end) const {
+  BOOK_CHECK(begin <= end && end <= total_, "ParameterLayout::pieces: range ["
+                                                << begin << ", " << end
+                                                << ") is not inside the flat buffer of " << total_
+                                                << " elements");
+  std::vector<SlotPiece> out;
+  for (const auto& slot : slots_) {
+    const std::size_t b = std::max(begin, slot.offset),
+                      e = std::min(end, slot.offset + slot.size());
+    if (b < e) out.push_back({&slot, b, e});
+  }
+  return out;
+}
+
+bool ParameterLayout::decays(std::size_t element) const {
+  BOOK_CHECK(element < total_, "ParameterLayout::decays: element "
+                                   << element << " is outside the flat buffer of " << total_
+                                   << " elements");
+  const auto after =
+      std::upper_bound(slots_.begin(), slots_.end(), element,
+                       [](std::size_t e, const TensorSlot& slot) { return e < slot.offset; });
+  return std::prev(after)->decay;
 }
 
 template <typename T>

@@ -23,6 +23,13 @@ struct TensorSlot {
   std::size_t size() const { return rows * cols; }
 };
 
+/// The part of one tensor slot that lies inside a range of the flat buffer.
+struct SlotPiece {
+  const TensorSlot* slot = nullptr;  ///< the tensor
+  std::size_t begin = 0;             ///< first element, in flat-buffer indices
+  std::size_t end = 0;               ///< one past the last element, in flat-buffer indices
+};
+
 /// Where every tensor of a Config lives in the flat buffer. The order is the order of use in the
 /// forward pass (embeddings, block 0, ..., final LayerNorm), so a pipeline stage's parameters are
 /// one contiguous range.
@@ -39,6 +46,12 @@ class ParameterLayout {
   const TensorSlot& find(const std::string& name) const;
   /// Elements [begin, end) of the flat buffer that hold block `layer`'s tensors.
   std::pair<std::size_t, std::size_t> layer_range(int layer) const;
+  /// The slots that elements [begin, end) touch, each cut to the range, in buffer order: a range
+  /// (a ZeRO shard, a bucket) may start and end inside a tensor. Throws book::Error unless
+  /// begin <= end <= total().
+  std::vector<SlotPiece> pieces(std::size_t begin, std::size_t end) const;
+  /// Whether AdamW's weight decay applies to flat element `element` (its slot's decay flag).
+  bool decays(std::size_t element) const;
 
  private:
   std::vector<TensorSlot> slots_;

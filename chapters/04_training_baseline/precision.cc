@@ -35,12 +35,6 @@ float round_to(Precision precision, float value) {
   return precision == Precision::kFP32 ? value : decode(precision, encode(precision, value));
 }
 
-bool all_finite(std::span<const float> values) {
-  for (float v : values)
-    if (!std::isfinite(v)) return false;
-  return true;
-}
-
 LossScaler::LossScaler(Options options) : options_(options), scale_(options.initial_scale) {
   BOOK_CHECK(options.min_scale > 0 && options.min_scale <= options.initial_scale &&
                  options.initial_scale <= options.max_scale,

@@ -33,9 +33,6 @@ float decode(Precision precision, std::uint16_t bits);
 /// The nearest value of `precision` to `value`, as a float (identity for FP32).
 float round_to(Precision precision, float value);
 
-/// True when every element is finite (no inf, no NaN).
-bool all_finite(std::span<const float> values);
-
 /// Dynamic loss scaling (as in PyTorch's GradScaler): the loss is multiplied by scale() before
 /// the backward pass so small gradients survive FP16's underflow; a step whose gradients hold an
 /// inf or NaN is skipped and the scale halved; after growth_interval clean steps it doubles.

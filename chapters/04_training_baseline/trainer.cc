@@ -5,6 +5,9 @@
 #include <cstring>
 
 #include "chapters/04_training_baseline/checkpoint.h"
+#include "chapters/04_training_baseline/clipping.h"
+#include "chapters/04_training_baseline/mixed_precision.h"
+#include "chapters/04_training_baseline/step.h"
 #include "common/check.h"
 
 namespace book::train {
@@ -36,8 +39,7 @@ Trainer::Trainer(const TrainOptions& options)
     : options_(with_task_shape(options)),
       task_(options_.digits),
       model_(options_.model, options_.micro_batch),
-      m_(model_.layout().total(), 0.0f),
-      v_(model_.layout().total(), 0.0f),
+      adam_(0, model_.layout().total()),
       scaler_(options_.scaler),
       data_rng_(options_.seed ^ 0xda7aULL) {
   model_.init(options_.seed);
@@ -54,11 +56,8 @@ Trainer::Trainer(const TrainOptions& options)
 // The forward pass reads the 16-bit weights: encode the master copy, and decode it into the
 // float buffer the CPU kernels read (on a GPU the kernels would read the 16-bit copy directly).
 void Trainer::refresh_low_weights() {
-  float* params = model_.params().data();
-  for (std::size_t i = 0; i < master_.size(); ++i) {
-    low_weights_[i] = encode(options_.precision, master_[i]);
-    params[i] = decode(options_.precision, low_weights_[i]);
-  }
+  encode(options_.precision, master_.span(), low_weights_.span());
+  decode(options_.precision, low_weights_.span(), model_.params().span());
 }
 
 std::int64_t Trainer::tokens_per_step() const {
@@ -77,10 +76,9 @@ StepResult Trainer::step() {
   double loss_sum = 0;
   for (int micro = 0; micro < options_.accumulation; ++micro) {
     const Batch batch = task_.batch(data_rng_, Split::kTrain, options_.micro_batch);
-    loss_sum +=
-        model_.forward(batch.tokens.data(), batch.targets.data(), batch.batch, batch.seq_len);
     // Each micro-batch's loss is a mean, so dividing by the count makes the sum a mean too.
-    model_.backward(result.loss_scale / static_cast<float>(options_.accumulation));
+    loss_sum += forward_backward(model_, batch,
+                                 result.loss_scale / static_cast<float>(options_.accumulation));
   }
   result.loss = static_cast<float>(loss_sum / options_.accumulation);
 
@@ -89,30 +87,22 @@ StepResult Trainer::step() {
   if (mixed()) {
     // The gradients as 16-bit storage would hold them: FP16 overflows past 65504 and flushes
     // below 2^-24; BF16 keeps FP32's range with fewer digits. Then unscale into FP32.
-    bool finite = true;
-    for (std::size_t i = 0; i < grads.size(); ++i) {
-      low_grads_[i] = encode(options_.precision, grads[i]);
-      grads[i] = decode(options_.precision, low_grads_[i]) / result.loss_scale;
-      finite = finite && std::isfinite(grads[i]);
-    }
+    encode(options_.precision, grads, low_grads_.span());
+    decode(options_.precision, low_grads_.span(), grads);
+    unscale(grads, result.loss_scale);
+    const bool finite = all_finite(grads);
     const bool apply = fp16 ? scaler_.update(!finite) : finite;
     if (!apply) {
       result.skipped = true;
       return result;
     }
   }
-  result.grad_norm = clip_global_norm(grads, options_.clip_norm);
+  const double squares = sum_of_squares(grads);
+  result.grad_norm = std::sqrt(squares);
+  scale_gradients(grads, clip_coefficient(squares, options_.clip_norm));
   //! [mixed_precision_step]
 
-  ++adam_step_;
-  float* weights = master();
-  for (const auto& slot : model_.layout().slots()) {
-    AdamWConfig config = options_.adamw;
-    if (!slot.decay) config.weight_decay = 0;  // gains and biases are not decayed
-    adamw_step({weights + slot.offset, slot.size()}, {grads.data() + slot.offset, slot.size()},
-               {m_.data() + slot.offset, slot.size()}, {v_.data() + slot.offset, slot.size()},
-               adam_step_, result.lr, config);
-  }
+  adamw_update(model_.layout(), adam_, master(), grads, result.lr, options_.adamw);
   if (mixed()) refresh_low_weights();
   return result;
 }
@@ -179,11 +169,11 @@ void Trainer::save(const std::string& path) const {
   out.add_value("config", options_.model);
   out.add_value("precision", static_cast<std::int32_t>(options_.precision));
   out.add_value("step", step_);
-  out.add_value("adam_step", adam_step_);
+  out.add_value("adam_step", adam_.step());
   const float* weights = mixed() ? master_.data() : model_.params().data();
   out.add_array<float>("weights", {weights, model_.layout().total()});
-  out.add_array<float>("adam_m", m_.span());
-  out.add_array<float>("adam_v", v_.span());
+  out.add_array<float>("adam_m", adam_.m());
+  out.add_array<float>("adam_v", adam_.v());
   out.add_array<std::uint64_t>("data_rng", data_rng_.state());
   out.add_value("loss_scale", scaler_.scale());
   out.add_value("loss_scale_clean_steps", static_cast<std::int32_t>(scaler_.clean_steps()));
@@ -204,10 +194,10 @@ void Trainer::load(const std::string& path) {
                            << precision_name(static_cast<Precision>(precision))
                            << " run; this trainer is " << precision_name(options_.precision));
   step_ = in.read_value<std::int64_t>("step");
-  adam_step_ = in.read_value<std::int64_t>("adam_step");
-  in.read_array<float>("weights", {master(), model_.layout().total()});
-  in.read_array<float>("adam_m", m_.span());
-  in.read_array<float>("adam_v", v_.span());
+  adam_.set_step(in.read_value<std::int64_t>("adam_step"));
+  in.read_array<float>("weights", master());
+  in.read_array<float>("adam_m", adam_.m());
+  in.read_array<float>("adam_v", adam_.v());
   std::uint64_t state[4];
   in.read_array<std::uint64_t>("data_rng", std::span<std::uint64_t>(state, 4));
   data_rng_.set_state(std::span<const std::uint64_t, 4>(state, 4));
@@ -220,7 +210,7 @@ MemoryReport Trainer::memory() {
   MemoryReport r;
   r.parameters = static_cast<std::int64_t>(model_.layout().total());
   const std::size_t n = model_.layout().total();
-  r.adam_moments = (m_.size() + v_.size()) * sizeof(float);
+  r.adam_moments = (adam_.m().size() + adam_.v().size()) * sizeof(float);
   if (mixed()) {
     r.master_weights = master_.size() * sizeof(float);
     r.low_weights = low_weights_.size() * sizeof(std::uint16_t);

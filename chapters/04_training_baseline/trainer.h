@@ -2,12 +2,16 @@
 /// The training loop: micro-batches with gradient accumulation, mixed precision with FP32 master
 /// weights and dynamic loss scaling, global-norm clipping, AdamW under a warm-up + cosine schedule,
 /// evaluation (validation loss, task accuracy by greedy decoding) and checkpoints.
+///
+/// Trainer::step() is a thin composition of the public pieces listed in step.h; the parallel
+/// chapters compose the same pieces with communication in between.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "chapters/04_training_baseline/adamw_state.h"
 #include "chapters/04_training_baseline/config.h"
 #include "chapters/04_training_baseline/data.h"
 #include "chapters/04_training_baseline/model.h"
@@ -91,17 +95,18 @@ class Trainer {
 
  private:
   bool mixed() const { return options_.precision != Precision::kFP32; }
-  float* master() { return mixed() ? master_.data() : model_.params().data(); }
+  std::span<float> master() { return mixed() ? master_.span() : model_.params().span(); }
   void refresh_low_weights();
 
   TrainOptions options_;
   AdditionTask task_;
   Model<float> model_;
-  AlignedBuffer<float> master_, m_, v_;
+  AlignedBuffer<float> master_;
+  AdamWState adam_;
   AlignedBuffer<std::uint16_t> low_weights_, low_grads_;
   LossScaler scaler_;
   Rng data_rng_;
-  std::int64_t step_ = 0, adam_step_ = 0;
+  std::int64_t step_ = 0;
 };
 
 }  // namespace book::train

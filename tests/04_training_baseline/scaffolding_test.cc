@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "chapters/04_training_baseline/clipping.h"
 #include "chapters/04_training_baseline/data.h"
 #include "chapters/04_training_baseline/layers.h"
 #include "chapters/04_training_baseline/model.h"

@@ -1,6 +1,6 @@
 // Tests of storage (not exercises): the 16-bit encoding of a Precision (its rounding is tested
-// with common/float16.h), the checkpoint file (truncated, corrupted, wrong version, wrong model), the memory accounting.
-// They pass on both tracks.
+// with common/float16.h), the checkpoint file (truncated, corrupted, wrong version, wrong model),
+// the memory accounting. They pass on both tracks.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "chapters/04_training_baseline/checkpoint.h"
+#include "chapters/04_training_baseline/mixed_precision.h"
 #include "chapters/04_training_baseline/precision.h"
 #include "chapters/04_training_baseline/trainer.h"
 #include "common/check.h"
