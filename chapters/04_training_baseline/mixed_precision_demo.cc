@@ -34,6 +34,7 @@ book::Table memory_table(const MemoryReport& m) {
       m.master_weights + m.low_weights + m.low_grads + m.fp32_grads + m.adam_moments;
   row("= model state", state);
   row("activations (one micro-batch)", m.activations);
+  row("backward workspace", m.workspace);
   row("CPU emulation scratch (not on a GPU)", m.emulation_scratch);
   return table;
 }

@@ -16,20 +16,20 @@
 
 namespace book::train {
 
-/// Forward and backward of one micro-batch, tokens [batch, seq_len] against targets (-1 =
-/// ignored): returns the mean loss, and adds dLoss/dθ · loss_scale into model.grads() (call
-/// model.zero_grad() before the first micro-batch of a step), calling `ready` as each layer's
-/// gradients are complete.
+/// Forward and backward of one micro-batch through a model that holds every layer (a whole
+/// model, or a tensor-parallel rank of one): returns the batch's mean loss, and adds
+/// dLoss/dθ · loss_scale into model.grads() (call model.zero_grad() before the first
+/// micro-batch of a step), calling `ready` as each layer's gradients are complete. `acts` holds
+/// this micro-batch's activations (one per micro-batch in flight).
 template <typename T>
-T forward_backward(Model<T>& model, const int* tokens, const int* targets, int batch, int seq_len,
-                   T loss_scale, const GradientReadyHook& ready = {});
+T forward_backward(Model<T>& model, const Batch& batch, T loss_scale, Activations<T>& acts,
+                   const GradientReadyHook& ready = {});
 
-/// The same for a Batch of the addition task.
+/// The same on the model's own Activations.
 template <typename T>
 T forward_backward(Model<T>& model, const Batch& batch, T loss_scale,
                    const GradientReadyHook& ready = {}) {
-  return forward_backward(model, batch.tokens.data(), batch.targets.data(), batch.batch,
-                          batch.seq_len, loss_scale, ready);
+  return forward_backward(model, batch, loss_scale, model.activations(), ready);
 }
 
 }  // namespace book::train

@@ -28,6 +28,16 @@ TrainOptions with_task_shape(TrainOptions options) {
   return options;
 }
 
+// In mixed precision the model's FP32 parameters and gradients are what the CPU computes with,
+// copies of the 16-bit tensors a GPU would use directly: scratch, not model state.
+ModelOptions<float> model_options(const TrainOptions& options, MemoryTracker* tracker) {
+  ModelOptions<float> o;
+  o.tracker = tracker;
+  if (options.precision != Precision::kFP32)
+    o.parameter_category = o.gradient_category = MemoryCategory::kOther;
+  return o;
+}
+
 }  // namespace
 
 double MemoryReport::state_bytes_per_parameter() const {
@@ -35,20 +45,21 @@ double MemoryReport::state_bytes_per_parameter() const {
          static_cast<double>(parameters);
 }
 
-Trainer::Trainer(const TrainOptions& options)
+Trainer::Trainer(const TrainOptions& options, MemoryTracker* tracker)
     : options_(with_task_shape(options)),
       task_(options_.digits),
-      model_(options_.model, options_.micro_batch),
-      adam_(0, model_.layout().total()),
+      tracker_(tracker != nullptr ? tracker : &own_tracker_),
+      model_(options_.model, options_.micro_batch, model_options(options_, tracker_)),
+      acts_(model_),
+      master_(mixed() ? model_.layout().total() : 0, MemoryCategory::kMasterWeights, tracker_),
+      adam_(0, model_.layout().total(), tracker_),
+      low_weights_(mixed() ? model_.layout().total() : 0, MemoryCategory::kParameters, tracker_),
+      low_grads_(mixed() ? model_.layout().total() : 0, MemoryCategory::kGradients, tracker_),
       scaler_(options_.scaler),
       data_rng_(options_.seed ^ 0xda7aULL) {
   model_.init(options_.seed);
   if (mixed()) {
-    const std::size_t n = model_.layout().total();
-    master_ = AlignedBuffer<float>(n);
     std::copy(model_.params().begin(), model_.params().end(), master_.begin());
-    low_weights_ = AlignedBuffer<std::uint16_t>(n);
-    low_grads_ = AlignedBuffer<std::uint16_t>(n);
     refresh_low_weights();
   }
 }
@@ -77,8 +88,8 @@ StepResult Trainer::step() {
   for (int micro = 0; micro < options_.accumulation; ++micro) {
     const Batch batch = task_.batch(data_rng_, Split::kTrain, options_.micro_batch);
     // Each micro-batch's loss is a mean, so dividing by the count makes the sum a mean too.
-    loss_sum += forward_backward(model_, batch,
-                                 result.loss_scale / static_cast<float>(options_.accumulation));
+    loss_sum += forward_backward(
+        model_, batch, result.loss_scale / static_cast<float>(options_.accumulation), acts_);
   }
   result.loss = static_cast<float>(loss_sum / options_.accumulation);
 
@@ -113,7 +124,8 @@ float Trainer::validation_loss(int batches, std::uint64_t seed) {
   double total = 0;
   for (int i = 0; i < batches; ++i) {
     const Batch batch = task_.batch(rng, Split::kValidation, options_.micro_batch);
-    total += model_.forward(batch.tokens.data(), batch.targets.data(), batch.batch, batch.seq_len);
+    total += model_.forward(acts_, batch.tokens.data(), batch.targets.data(), batch.batch,
+                            batch.seq_len);
   }
   return static_cast<float>(total / batches);
 }
@@ -139,9 +151,9 @@ double Trainer::accuracy(int examples, Split split, std::uint64_t seed) {
       const int len = prompt + k;
       std::vector<int> tokens;
       for (const auto& s : seqs) tokens.insert(tokens.end(), s.begin(), s.end());
-      model_.forward(tokens.data(), nullptr, b, len);
+      model_.forward(acts_, tokens.data(), nullptr, b, len);
       for (int i = 0; i < b; ++i) {
-        const float* row = model_.logits() + (static_cast<std::size_t>(i) * len + len - 1) * vocab;
+        const float* row = acts_.logits() + (static_cast<std::size_t>(i) * len + len - 1) * vocab;
         seqs[i].push_back(static_cast<int>(std::max_element(row, row + vocab) - row));
       }
     }
@@ -157,8 +169,8 @@ std::int64_t Trainer::answer(std::int64_t a, std::int64_t b) {
   const int prompt = task_.prompt_length(), vocab = options_.model.vocab_size;
   seq.resize(prompt);
   for (int k = 0; k < task_.answer_length(); ++k) {
-    model_.forward(seq.data(), nullptr, 1, static_cast<int>(seq.size()));
-    const float* row = model_.logits() + (seq.size() - 1) * vocab;
+    model_.forward(acts_, seq.data(), nullptr, 1, static_cast<int>(seq.size()));
+    const float* row = acts_.logits() + (seq.size() - 1) * vocab;
     seq.push_back(static_cast<int>(std::max_element(row, row + vocab) - row));
   }
   return AdditionTask::decode_answer(seq.data() + prompt, task_.answer_length());
@@ -206,7 +218,7 @@ void Trainer::load(const std::string& path) {
   if (mixed()) refresh_low_weights();
 }
 
-MemoryReport Trainer::memory() {
+MemoryReport Trainer::memory() const {
   MemoryReport r;
   r.parameters = static_cast<std::int64_t>(model_.layout().total());
   const std::size_t n = model_.layout().total();
@@ -220,8 +232,8 @@ MemoryReport Trainer::memory() {
     r.master_weights = n * sizeof(float);
     r.fp32_grads = n * sizeof(float);
   }
-  model_.set_shape(options_.micro_batch, task_.model_context());  // evaluation may have shrunk it
-  r.activations = model_.activation_bytes();
+  r.activations = acts_.bytes();
+  r.workspace = model_.workspace_bytes();
   return r;
 }
 

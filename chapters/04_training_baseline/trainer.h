@@ -17,7 +17,7 @@
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/04_training_baseline/optimizer.h"
 #include "chapters/04_training_baseline/precision.h"
-#include "common/buffer.h"
+#include "common/memory.h"
 #include "common/rng.h"
 
 namespace book::train {
@@ -49,7 +49,10 @@ struct StepResult {
   float loss_scale = 1;   ///< loss scale used for this step
 };
 
-/// Bytes of every buffer a training step holds, measured from the buffers themselves.
+/// Bytes of every buffer a training step holds, measured from the buffers themselves. The
+/// Trainer's MemoryTracker sees the same buffers by category: parameters (FP32 weights, or the
+/// 16-bit ones), gradients (FP32, or 16-bit), master_weights (mixed precision), optimizer_states
+/// (Adam's m and v), activations, and other (the workspace, plus the emulation scratch).
 struct MemoryReport {
   std::int64_t parameters = 0;        ///< parameter count
   std::size_t master_weights = 0;     ///< FP32 weights the optimizer updates
@@ -58,16 +61,22 @@ struct MemoryReport {
   std::size_t low_grads = 0;          ///< 16-bit gradients (mixed precision only)
   std::size_t fp32_grads = 0;         ///< FP32 gradients (FP32 training only)
   std::size_t emulation_scratch = 0;  ///< FP32 copies the CPU emulation needs (a GPU would not)
-  std::size_t activations = 0;        ///< activations kept for backward, one micro-batch
+  std::size_t activations = 0;        ///< one micro-batch's Activations (activations.h)
+  std::size_t workspace = 0;          ///< the model's backward scratch (Model::workspace_bytes)
   /// Bytes per parameter of model state (weights, gradients, optimizer), scratch excluded.
   double state_bytes_per_parameter() const;
 };
 
-/// One training run.
+/// One training run. Every buffer it uses is allocated when it is built and reported to its
+/// MemoryTracker, in this order: the model's parameters, gradients and workspace; one
+/// micro-batch's activations; in mixed precision the FP32 master weights; Adam's m and v; in
+/// mixed precision the 16-bit weights and gradients. A step allocates nothing, so the tracker's
+/// peak is what is live after construction.
 class Trainer {
  public:
-  /// A fresh run: model initialised from options.seed, data stream seeded from it.
-  explicit Trainer(const TrainOptions& options);
+  /// A fresh run: model initialised from options.seed, data stream seeded from it. Allocations
+  /// report to `tracker` (not owned; must outlive the trainer), or to the trainer's own.
+  explicit Trainer(const TrainOptions& options, MemoryTracker* tracker = nullptr);
 
   /// One optimizer step over options.accumulation micro-batches.
   StepResult step();
@@ -87,8 +96,11 @@ class Trainer {
   std::int64_t steps_done() const { return step_; }  ///< optimizer steps so far
   std::int64_t tokens_per_step() const;              ///< model positions per step
   /// Bytes of every buffer, activations sized for one training micro-batch.
-  MemoryReport memory();
+  MemoryReport memory() const;
+  /// The tracker the trainer's buffers report to.
+  const MemoryTracker& memory_tracker() const { return *tracker_; }
   Model<float>& model() { return model_; }                  ///< the model
+  Activations<float>& activations() { return acts_; }       ///< the micro-batch activations
   const AdditionTask& task() const { return task_; }        ///< the data
   const TrainOptions& options() const { return options_; }  ///< the options
   const LossScaler& scaler() const { return scaler_; }      ///< loss scaling state
@@ -100,10 +112,13 @@ class Trainer {
 
   TrainOptions options_;
   AdditionTask task_;
+  MemoryTracker own_tracker_;
+  MemoryTracker* tracker_;
   Model<float> model_;
-  AlignedBuffer<float> master_;
+  Activations<float> acts_;
+  TrackedBuffer<float> master_;
   AdamWState adam_;
-  AlignedBuffer<std::uint16_t> low_weights_, low_grads_;
+  TrackedBuffer<std::uint16_t> low_weights_, low_grads_;
   LossScaler scaler_;
   Rng data_rng_;
   std::int64_t step_ = 0;

@@ -9,41 +9,18 @@
 #include "chapters/04_training_baseline/step.h"
 #include "common/testing/exercise.h"
 #include "tests/04_training_baseline/gradcheck.h"
+#include "tests/04_training_baseline/tiny_model.h"
 
 namespace book::train {
 namespace {
 
-Config tiny_config() {
-  Config c;
-  c.vocab_size = 12;
-  c.context = 5;
-  c.n_layer = 3;
-  c.n_head = 2;
-  c.d_model = 6;
-  return c;
-}
-
-Batch tiny_batch(std::uint64_t seed) {
-  Batch b;
-  b.batch = 2;
-  b.seq_len = 5;
-  Rng rng(seed);
-  for (int i = 0; i < b.batch * b.seq_len; ++i) {
-    b.tokens.push_back(static_cast<int>(rng.uniform_int(0, 11)));
-    b.targets.push_back(i % 4 == 0 ? -1 : static_cast<int>(rng.uniform_int(0, 11)));
-  }
-  return b;
-}
-
-void randomise(Model<double>& model, std::uint64_t seed) {
-  Rng rng(seed);
-  for (auto& p : model.params()) p = rng.uniform(-0.5, 0.5);
-}
+using testing::tiny_batch;
+using testing::tiny_config;
 
 EXERCISE_TEST("train.attention_backward", GradientReadyHook, RangesComeInBackwardOrderAndTile) {
   const Config config = tiny_config();
   Model<double> model(config, 2);
-  randomise(model, 51);
+  testing::randomise(model, 51);
   const Batch batch = tiny_batch(52);
   std::vector<std::pair<std::size_t, std::size_t>> ranges;
   std::vector<std::vector<double>> at_call;  // the range's gradients when the hook fired

@@ -129,17 +129,60 @@ TEST(Memory, MixedPrecisionAdamHoldsSixteenBytesPerParameter) {
   EXPECT_EQ(m.state_bytes_per_parameter(), 16.0);
 }
 
-TEST(Memory, ActivationsFollowTheCountedFormula) {
-  // Per token, per layer: LN1 out C + QKV 3C + attention output C + residual C + LN2 out C +
-  // MLP 4C pre- and 4C post-GELU = 15C, the attention probabilities H·T, and 2 LayerNorms' mean
-  // and rstd (4). Plus the residual stream at L+1 boundaries, the final LayerNorm (C + 2) and
-  // logits and probabilities (2V). FP32: 4 bytes each.
+TEST(Memory, ActivationsAndWorkspaceFollowTheCountedFormulas) {
+  // Activations, per token: the token id and the target (2 ints); per layer LN1 out C + QKV 3C +
+  // attention output C + residual C + LN2 out C + MLP 4C pre- and 4C post-GELU = 15C, the
+  // attention probabilities H·T and 2 LayerNorms' mean and rstd (4); the residual stream and its
+  // gradient at the L+1 boundaries, 2(L+1)C; the final LayerNorm (C + 2), logits and
+  // probabilities (2V). Workspace, per token: a block's 3C + 2·4C + C + 3C = 15C and the head's
+  // C + V. FP32: 4 bytes each.
   TrainOptions o = small_options();  // d_model 16, 2 heads, 2 layers, 2-digit addition
   Trainer trainer(o);
   const std::int64_t c = 16, h = 2, l = 2, v = 12, t = trainer.task().model_context(),
                      b = o.micro_batch;
-  const std::int64_t floats_per_token = l * (15 * c + h * t + 4) + (l + 1) * c + (c + 2) + 2 * v;
-  EXPECT_EQ(trainer.memory().activations, static_cast<std::size_t>(4 * b * t * floats_per_token));
+  const std::int64_t floats_per_token =
+      l * (15 * c + h * t + 4) + 2 * (l + 1) * c + (c + 2) + 2 * v;
+  EXPECT_EQ(trainer.memory().activations,
+            static_cast<std::size_t>(b * t * (4 * floats_per_token + 2 * 4)));
+  EXPECT_EQ(trainer.memory().workspace, static_cast<std::size_t>(4 * b * t * (15 * c + c + v)));
+}
+
+// The tracker sees every buffer of a training step under its category, and the step allocates
+// nothing: the peak is what construction left live.
+TEST(Memory, TrackerCategoriesEqualTheFormulas) {
+  for (Precision p : {Precision::kFP32, Precision::kBF16}) {
+    SCOPED_TRACE(precision_name(p));
+    TrainOptions o = small_options();
+    o.precision = p;
+    MemoryTracker tracker;
+    Trainer trainer(o, &tracker);
+    const std::size_t n = static_cast<std::size_t>(trainer.options().model.parameter_count());
+    const MemoryReport r = trainer.memory();
+    const bool mixed = p != Precision::kFP32;
+    using C = MemoryCategory;
+    EXPECT_EQ(tracker.current(C::kParameters), (mixed ? 2 : 4) * n);
+    EXPECT_EQ(tracker.current(C::kGradients), (mixed ? 2 : 4) * n);
+    EXPECT_EQ(tracker.current(C::kMasterWeights), (mixed ? 4 : 0) * n);
+    EXPECT_EQ(tracker.current(C::kOptimizerStates), 8 * n);
+    EXPECT_EQ(tracker.current(C::kParameters) + tracker.current(C::kGradients) +
+                  tracker.current(C::kMasterWeights) + tracker.current(C::kOptimizerStates),
+              16 * n)
+        << "16 bytes of model state per parameter";
+    EXPECT_EQ(tracker.current(C::kActivations), r.activations);
+    EXPECT_EQ(tracker.current(C::kOther), r.workspace + (mixed ? 8 * n : 0))
+        << "the workspace, and in mixed precision the FP32 copies of the 16-bit weights and "
+           "gradients that only a CPU needs";
+    EXPECT_EQ(tracker.current(C::kCommunication), 0u);
+    const std::size_t after_construction = tracker.current_total();
+    trainer.step();
+    trainer.step();
+    trainer.validation_loss(1);
+    EXPECT_EQ(tracker.current_total(), after_construction);
+    EXPECT_EQ(tracker.peak_total(), after_construction) << "a step allocates nothing it tracks";
+    for (MemoryCategory category : all_memory_categories())
+      EXPECT_EQ(tracker.at_peak()[category], tracker.current(category))
+          << memory_category_name(category);
+  }
 }
 
 }  // namespace
