@@ -40,6 +40,8 @@ ModelOptions<float> model_options(const TrainOptions& options, MemoryTracker* tr
 
 }  // namespace
 
+Rng training_data_stream(const TrainOptions& options) { return Rng(options.seed ^ 0xda7aULL); }
+
 double MemoryReport::state_bytes_per_parameter() const {
   return static_cast<double>(master_weights + adam_moments + low_weights + low_grads + fp32_grads) /
          static_cast<double>(parameters);
@@ -56,7 +58,7 @@ Trainer::Trainer(const TrainOptions& options, MemoryTracker* tracker)
       low_weights_(mixed() ? model_.layout().total() : 0, MemoryCategory::kParameters, tracker_),
       low_grads_(mixed() ? model_.layout().total() : 0, MemoryCategory::kGradients, tracker_),
       scaler_(options_.scaler),
-      data_rng_(options_.seed ^ 0xda7aULL) {
+      data_rng_(training_data_stream(options_)) {
   model_.init(options_.seed);
   if (mixed()) {
     std::copy(model_.params().begin(), model_.params().end(), master_.begin());

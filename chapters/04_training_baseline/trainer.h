@@ -39,6 +39,11 @@ struct TrainOptions {
   std::uint64_t seed = 1234;               ///< initialisation and data order
 };
 
+/// The stream a Trainer with `options` draws its training micro-batches from, one after another
+/// (AdditionTask::batch with Split::kTrain): a data-parallel run that must see the same global
+/// batches as the one-device run starts its sampler from the same stream.
+Rng training_data_stream(const TrainOptions& options);
+
 /// What one optimizer step did.
 struct StepResult {
   std::int64_t step = 0;  ///< steps done, this one included

@@ -1,12 +1,17 @@
 // Graded tests of the step's first piece, forward_backward and its gradient-ready hook (they run
 // every layer's backward, recorded under train.attention_backward): the hook's ranges come in
 // backward order and tile the flat buffer, and a range's gradients are final when it fires.
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "chapters/04_training_baseline/adamw_state.h"
+#include "chapters/04_training_baseline/clipping.h"
+#include "chapters/04_training_baseline/mixed_precision.h"
 #include "chapters/04_training_baseline/step.h"
+#include "chapters/04_training_baseline/trainer.h"
 #include "common/testing/exercise.h"
 #include "tests/04_training_baseline/gradcheck.h"
 #include "tests/04_training_baseline/tiny_model.h"
@@ -68,6 +73,75 @@ EXERCISE_TEST("train.attention_backward", ForwardBackward, EqualsForwardThenBack
   float largest = 0;
   for (float g : a.grads()) largest = std::max(largest, std::fabs(g));
   EXPECT_GT(largest, 0.0f) << "the gradients must not all be zero";
+}
+
+EXERCISE_TEST("train.adamw_step", StepPieces, ComposeIntoTheTrainersStepBitForBit) {
+  // The recipe a parallel chapter follows, on one device: the same data stream, forward_backward
+  // per micro-batch, FP16 through the span pieces and the loss scaler, one clip factor, and
+  // AdamW over three shards of the flat range (a ZeRO-1 split) instead of one.
+  TrainOptions options;
+  options.digits = 2;
+  options.model.n_layer = 2;
+  options.model.n_head = 2;
+  options.model.d_model = 16;
+  options.micro_batch = 4;
+  options.accumulation = 2;
+  options.total_steps = 20;
+  options.warmup_steps = 2;
+  options.precision = Precision::kFP16;
+  options.scaler.initial_scale = options.scaler.max_scale = 16777216.0f;  // first steps overflow
+  options.scaler.growth_interval = 2;
+  Trainer trainer(options);
+  const TrainOptions& o = trainer.options();  // with the task's vocabulary and context
+
+  Model<float> model(o.model, o.micro_batch);
+  model.init(o.seed);
+  const std::size_t n = model.layout().total();
+  std::vector<float> master(model.params().begin(), model.params().end());
+  std::vector<std::uint16_t> low_weights(n), low_grads(n);
+  encode(o.precision, master, low_weights);
+  decode(o.precision, low_weights, model.params().span());
+  const std::size_t cuts[] = {0, n / 3 + 1, 2 * n / 3 + 5, n};
+  std::vector<AdamWState> shards;
+  for (int s = 0; s < 3; ++s) shards.emplace_back(cuts[s], cuts[s + 1]);
+  LossScaler scaler(o.scaler);
+  Rng data = training_data_stream(o);
+  const AdditionTask task(o.digits);
+  int skipped = 0;
+  for (std::int64_t step = 1; step <= 6; ++step) {
+    const StepResult want = trainer.step();
+    const float lr = learning_rate(step, o.warmup_steps, o.total_steps, o.max_lr, o.min_lr);
+    const float scale = scaler.scale();
+    model.zero_grad();
+    double loss = 0;
+    for (int micro = 0; micro < o.accumulation; ++micro)
+      loss += forward_backward(model, task.batch(data, Split::kTrain, o.micro_batch),
+                               scale / static_cast<float>(o.accumulation));
+    EXPECT_EQ(static_cast<float>(loss / o.accumulation), want.loss) << "step " << step;
+    std::span<float> grads = model.grads().span();
+    encode(o.precision, grads, low_grads);
+    decode(o.precision, low_grads, grads);
+    unscale(grads, scale);
+    if (!scaler.update(!all_finite(grads))) {
+      EXPECT_TRUE(want.skipped) << "step " << step;
+      ++skipped;
+      continue;
+    }
+    const double squares = sum_of_squares(grads);
+    EXPECT_EQ(std::sqrt(squares), want.grad_norm) << "step " << step;
+    scale_gradients(grads, clip_coefficient(squares, o.clip_norm));
+    for (auto& shard : shards)
+      adamw_update(model.layout(), shard,
+                   std::span<float>(master).subspan(shard.begin(), shard.size()),
+                   grads.subspan(shard.begin(), shard.size()), lr, o.adamw);
+    encode(o.precision, master, low_weights);
+    decode(o.precision, low_weights, model.params().span());
+  }
+  EXPECT_GT(skipped, 0) << "the run must include a skipped step";
+  EXPECT_EQ(
+      std::memcmp(model.params().data(), trainer.model().params().data(), model.params().bytes()),
+      0)
+      << "the pieces, with AdamW in three shards, must give the trainer's weights bit for bit";
 }
 
 }  // namespace

@@ -151,5 +151,73 @@ EXERCISE_TEST("train.attention_backward", TensorParallel, RanksReproduceTheWhole
   }
 }
 
+EXERCISE_TEST("train.attention_backward", TensorParallel, StagesOfRanksReproduceTheWholeModel) {
+  // Pipeline × tensor parallel, as in chapter 8's 3D runs: stage 0 holds layer 0 (with the
+  // embeddings), stage 1 layers 1-2 (with the head), each on 2 tensor-parallel ranks. Rank r of
+  // a stage sends its residual stream to rank r of the next (the two ranks of a stage hold the
+  // same activations after their all-reduces).
+  const Config config = tiny_config();
+  const Batch b = tiny_batch(81);
+  Model<double> whole(config, 2);
+  testing::randomise(whole, 82);
+  whole.zero_grad();
+  const double loss = forward_backward(whole, b, 1.0);
+  const std::vector<double> want(whole.grads().begin(), whole.grads().end());
+
+  constexpr int kRanks = 2;
+  const ModelPart stage_layers[2] = {ModelPart(0, 1), ModelPart(1, 3)};
+  FakeGroup<double> groups[2] = {FakeGroup<double>(kRanks), FakeGroup<double>(kRanks)};
+  std::vector<std::unique_ptr<Model<double>>> models[2];
+  std::vector<std::unique_ptr<Activations<double>>> acts[2];
+  for (int s = 0; s < 2; ++s)
+    for (int r = 0; r < kRanks; ++r) {
+      ModelOptions<double> options;
+      options.part =
+          ModelPart(stage_layers[s].first_layer, stage_layers[s].last_layer, {r, kRanks});
+      options.tensor_parallel = &groups[s].rank(r);
+      models[s].push_back(std::make_unique<Model<double>>(config, 2, options));
+      Model<double>& m = *models[s].back();
+      copy_from_whole<double>(whole.layout(), whole.params().span(), m.layout(), m.params().span());
+      m.zero_grad();
+      acts[s].push_back(std::make_unique<Activations<double>>(m));
+    }
+  const std::size_t nc = static_cast<std::size_t>(b.batch) * b.seq_len * config.d_model;
+  std::vector<double> losses(kRanks, kNaN);
+  groups[0].run([&](int r) {
+    models[0][r]->embed_forward(*acts[0][r], b.tokens.data(), b.batch, b.seq_len);
+    models[0][r]->layers_forward(*acts[0][r], 0, 1);
+  });
+  groups[1].run([&](int r) {
+    acts[1][r]->set_shape(b.batch, b.seq_len);
+    std::copy(acts[0][r]->residual(1), acts[0][r]->residual(1) + nc, acts[1][r]->residual(1));
+    models[1][r]->layers_forward(*acts[1][r], 1, 3);
+    losses[r] = models[1][r]->head_forward(*acts[1][r], b.targets.data());
+    models[1][r]->head_backward(*acts[1][r], 1.0);
+    models[1][r]->layers_backward(*acts[1][r], 3, 1);
+  });
+  groups[0].run([&](int r) {
+    std::copy(acts[1][r]->residual_grad(1), acts[1][r]->residual_grad(1) + nc,
+              acts[0][r]->residual_grad(1));
+    models[0][r]->layers_backward(*acts[0][r], 1, 0);
+    models[0][r]->embed_backward(*acts[0][r]);
+  });
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_NEAR(losses[r], loss, 1e-12 * loss) << "rank " << r << " of the last stage";
+    // The tied wte: the first stage's embedding use plus the last stage's head use.
+    const auto first = models[0][r]->tied_embedding_grad(),
+               last = models[1][r]->tied_embedding_grad();
+    for (std::size_t i = 0; i < first.size(); ++i) first[i] = last[i] = first[i] + last[i];
+  }
+  std::vector<ParameterLayout> layouts;
+  std::vector<std::vector<double>> grads;
+  for (int s = 0; s < 2; ++s)
+    for (int r = 0; r < kRanks; ++r) {
+      layouts.push_back(models[s][r]->layout());
+      grads.emplace_back(models[s][r]->grads().begin(), models[s][r]->grads().end());
+    }
+  expect_rank_gradients(whole.layout(), want, layouts, grads,
+                        [](const std::string&) { return true; });
+}
+
 }  // namespace
 }  // namespace book::train
