@@ -14,20 +14,23 @@
 namespace book {
 namespace {
 
-TEST(Check, ThrowsBookErrorWithTheMessageAndLocation) {
+TEST(Check, ThrowsBookErrorWithTheMessageAndTheLocationApart) {
   try {
     const int n = -3;
     BOOK_CHECK(n > 0, "n must be positive, got " << n);
     FAIL() << "BOOK_CHECK did not throw";
   } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find("n must be positive, got -3"), std::string::npos);
-    EXPECT_NE(std::string(error.what()).find("common_test.cc"), std::string::npos);
+    EXPECT_STREQ(error.what(), "n must be positive, got -3")
+        << "what() is exactly the message a user reads";
+    EXPECT_NE(error.location().find("common_test.cc:"), std::string::npos) << error.location();
   }
+  EXPECT_EQ(Error("plain").location(), "") << "an Error thrown directly has no location";
 }
 
 TEST(Check, NotImplementedNamesTheExerciseFileAndSection) {
   try {
     BOOK_NOT_IMPLEMENTED("dp.115", "exercises/12/x.cc", "README#115");
+    FAIL() << "BOOK_NOT_IMPLEMENTED did not throw";
   } catch (const NotImplemented& e) {
     EXPECT_EQ(e.exercise_id(), "dp.115");
     const std::string what = e.what();

@@ -22,6 +22,9 @@ def exercise_test(name, srcs, deps = [], tags = [], **kwargs):
         srcs = srcs,
         deps = deps + ["//common:testing", "@gtest//:gtest_main"],
         tags = tags + ["exercise"],
+        # Static, so that a test linking both tracks of a chapter fails to link ("multiple
+        # definition"): the solutions/ and exercises/ libraries are alwayslink.
+        linkstatic = kwargs.pop("linkstatic", True),
         **kwargs
     )
 
@@ -31,6 +34,8 @@ def book_test(name, srcs, deps = [], **kwargs):
         name = name,
         srcs = srcs,
         deps = deps + ["//common:testing", "@gtest//:gtest_main"],
+        # Static for the same reason as exercise_test: mixing two tracks must fail to link.
+        linkstatic = kwargs.pop("linkstatic", True),
         **kwargs
     )
 

@@ -16,7 +16,7 @@ namespace book::coll {
 /// Exercise coll.ring_reduce_scatter. N−1 steps around the ring (send to rank+1, receive from
 /// rank−1, tag kTagRingReduceScatter): at step s (0-based) rank r sends chunk (r−s−1) mod N and
 /// receives chunk (r−s−2) mod N, which it reduces into its own copy. Afterwards chunk r of rank
-/// r's `data` holds the reduction (`avg`: divided by N) over all ranks; other chunks are scratch.
+/// r's `data` holds the reduction (kAvg: divided by N) over all ranks; other chunks are scratch.
 /// Rank r sends every chunk but its own: count − shard_of(count, N, r).count elements.
 /// \exercise{coll.ring_reduce_scatter}
 void ring_reduce_scatter(Communicator& comm, Buffer data, ReduceOp op);

@@ -5,22 +5,23 @@
 //   bazel run -c opt //chapters/03_collectives:busbw                    # 1 KiB … 256 MiB
 //   bazel run -c opt //chapters/03_collectives:busbw -- --tour          # quick, with tour lines
 //   bazel run -c opt //chapters/03_collectives:busbw -- --trace /tmp/ring.json
-//   options: --ranks N (default 4), --max-mib M (default 256)
+//   options: --ranks N (default 4), --max-mib M (default 256); --help lists them
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <exception>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "chapters/03_collectives/busbw_options.h"
 #include "chapters/03_collectives/busbw_table.h"
 #include "chapters/03_collectives/threads.h"
-#include "chapters/03_collectives/trace.h"
 #include "common/buffer.h"
 #include "common/check.h"
+#include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
+#include "common/trace.h"
 
 namespace book::coll {
 namespace {
@@ -32,12 +33,12 @@ double time_all_reduce(int ranks, std::size_t bytes, Algorithm algorithm, int re
   std::vector<double> batches;
   run_ranks(ranks, [&](Communicator& comm) {
     std::vector<float> data(bytes / sizeof(float), 1.0f + static_cast<float>(comm.rank()));
-    comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);
+    comm.all_reduce(std::span<float>(data), ReduceOp::kSum, algorithm);
     for (int batch = 0; batch < 3; ++batch) {
       comm.barrier();
       Timer timer;
       for (int i = 0; i < reps; ++i)
-        comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);
+        comm.all_reduce(std::span<float>(data), ReduceOp::kSum, algorithm);
       comm.barrier();
       if (comm.rank() == 0) batches.push_back(timer.seconds() / reps);
     }
@@ -74,7 +75,7 @@ std::uint64_t ring_bytes_sent(int ranks, std::size_t bytes) {
   std::uint64_t sent = 0;
   run_ranks(ranks, [&](Communicator& comm) {
     std::vector<float> data(bytes / sizeof(float), 1.0f);
-    comm.all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring);
+    comm.all_reduce(std::span<float>(data), ReduceOp::kSum, Algorithm::kRing);
     if (comm.rank() == 1) sent = comm.counters().bytes_sent;
   });
   return sent;
@@ -86,10 +87,10 @@ std::size_t trace_one(int ranks, Algorithm algorithm, const std::string& path) {
   const std::size_t count = (4u << 20) / sizeof(float);
   run_ranks(ranks, [&](Communicator& comm) {
     std::vector<float> data(count, 1.0f);
-    comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);  // warm the pages
+    comm.all_reduce(std::span<float>(data), ReduceOp::kSum, algorithm);  // warm the pages
     comm.barrier();
     comm.set_trace(&trace);
-    comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);
+    comm.all_reduce(std::span<float>(data), ReduceOp::kSum, algorithm);
     comm.set_trace(nullptr);
   });
   trace.write_json(path);
@@ -99,8 +100,8 @@ std::size_t trace_one(int ranks, Algorithm algorithm, const std::string& path) {
 
 void write_traces(int ranks, const std::string& path) {
   const std::string fused = path + ".fused.json";
-  const std::size_t plain_events = trace_one(ranks, Algorithm::ring, path);
-  const std::size_t fused_events = trace_one(ranks, Algorithm::ring_fused, fused);
+  const std::size_t plain_events = trace_one(ranks, Algorithm::kRing, path);
+  const std::size_t fused_events = trace_one(ranks, Algorithm::kRingFused, fused);
   std::printf(
       "wrote %s (%zu events) and %s (%zu events): a 4 MiB ring and fused-ring all-reduce on %d "
       "ranks; open them in https://ui.perfetto.dev, or plot the .tsv next to each with trace.gp\n",
@@ -108,14 +109,11 @@ void write_traces(int ranks, const std::string& path) {
 }
 
 int run(int argc, char** argv) {
-  const bool tour = has_flag(argc, argv, "--tour");
-  const int ranks = std::stoi(flag_value(argc, argv, "--ranks", "4"));
-  const std::size_t max_bytes = std::stoul(flag_value(argc, argv, "--max-mib", tour ? "1" : "256"))
-                                << 20;
-  const std::string trace_path = flag_value(argc, argv, "--trace", "");
-  BOOK_CHECK(ranks >= 1 && max_bytes >= 1024,
-             "--ranks must be at least 1 and --max-mib at least 1, got " << ranks << " and "
-                                                                         << (max_bytes >> 20));
+  const BusbwOptions options = parse_busbw_options(BusbwStage::kThreads, argc, argv);
+  const bool tour = options.tour;
+  const int ranks = options.ranks;
+  const std::size_t max_bytes = static_cast<std::size_t>(options.max_mib) << 20;
+  const std::string& trace_path = options.trace;
   if (!trace_path.empty()) write_traces(ranks, trace_path);
 
   std::vector<std::size_t> sizes = size_sweep(1024, max_bytes, 4);
@@ -138,8 +136,8 @@ int run(int argc, char** argv) {
         {format_bytes(bytes), per_thread, micros(link), fixed(link, 2), fixed(link, 2), "1.00"});
     const bool big_tour_size = tour && bytes > max_bytes;
     for (Algorithm algo :
-         {Algorithm::naive, Algorithm::tree, Algorithm::ring, Algorithm::ring_fused}) {
-      const bool is_ring = algo == Algorithm::ring || algo == Algorithm::ring_fused;
+         {Algorithm::kNaive, Algorithm::kTree, Algorithm::kRing, Algorithm::kRingFused}) {
+      const bool is_ring = algo == Algorithm::kRing || algo == Algorithm::kRingFused;
       if (big_tour_size && !is_ring) continue;
       std::fprintf(stderr, "[busbw] %d ranks, %s, %s x %d ...\n", ranks,
                    format_bytes(bytes).c_str(), algorithm_name(algo), reps);
@@ -198,11 +196,4 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace book::coll
 
-int main(int argc, char** argv) {
-  try {
-    return book::coll::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return book::run_main(argc, argv, book::coll::run); }

@@ -1,17 +1,18 @@
 // The stage's MPI variant: the same all-reduce table with ranks as processes, and MPI_Allreduce
-// (Algorithm::native) as the peer in the same run.
+// (Algorithm::kNative) as the peer in the same run.
 //
 //   bazel build -c opt //chapters/03_collectives:busbw_mpi
-//   mpirun -np 4 --oversubscribe bazel-bin/chapters/03_collectives/busbw_mpi [--max-mib M]
+//   mpirun -np 4 --oversubscribe bazel-bin/chapters/03_collectives/busbw_mpi [--max-mib M] [--tour]
 #include <algorithm>
 #include <cstdio>
-#include <exception>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "chapters/03_collectives/busbw_options.h"
 #include "chapters/03_collectives/busbw_table.h"
 #include "chapters/03_collectives/mpi.h"
+#include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
 
@@ -22,13 +23,13 @@ namespace {
 // per batch the slowest rank's time, and the median batch (the machine is shared).
 double time_all_reduce(MpiCommunicator& comm, std::vector<float>& data, Algorithm algorithm,
                        int reps) {
-  comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);
+  comm.all_reduce(std::span<float>(data), ReduceOp::kSum, algorithm);
   std::vector<double> batches;
   for (int batch = 0; batch < 3; ++batch) {
     comm.barrier();
     Timer timer;
     for (int i = 0; i < reps; ++i)
-      comm.all_reduce(std::span<float>(data), ReduceOp::sum, algorithm);
+      comm.all_reduce(std::span<float>(data), ReduceOp::kSum, algorithm);
     comm.barrier();
     double mine = timer.seconds() / reps, slowest = 0;
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm.mpi_comm());
@@ -39,18 +40,19 @@ double time_all_reduce(MpiCommunicator& comm, std::vector<float>& data, Algorith
 }
 
 int run(int argc, char** argv) {
-  MpiSession session(&argc, &argv);
+  // FUNNELED: only this thread calls MPI, and Open MPI takes no locks for other threads.
+  MpiSession session(&argc, &argv, MpiThreads::kFunneled);
+  const BusbwOptions options = parse_busbw_options(BusbwStage::kMpi, argc, argv);
   MpiCommunicator comm;
-  const bool tour = has_flag(argc, argv, "--tour");
-  const std::size_t max_bytes = std::stoul(flag_value(argc, argv, "--max-mib", tour ? "4" : "256"))
-                                << 20;
+  const bool tour = options.tour;
+  const std::size_t max_bytes = static_cast<std::size_t>(options.max_mib) << 20;
   const bool root = comm.rank() == 0;
   const std::size_t budget = tour ? (16u << 20) : (256u << 20);
   Table table(
       {"size", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "busbw / MPI_Allreduce"});
   // ring_fused runs too, though over MPI its receive still lands in a buffer before the reduce.
-  const Algorithm algorithms[] = {Algorithm::native, Algorithm::naive, Algorithm::tree,
-                                  Algorithm::ring, Algorithm::ring_fused};
+  const Algorithm algorithms[] = {Algorithm::kNative, Algorithm::kNaive, Algorithm::kTree,
+                                  Algorithm::kRing, Algorithm::kRingFused};
   std::map<std::size_t, double> ring_vs_native;
   std::vector<float> data;
   for (std::size_t bytes : size_sweep(1024, max_bytes, 4)) {
@@ -64,10 +66,10 @@ int run(int argc, char** argv) {
       const double seconds = time_all_reduce(comm, data, algo, reps);
       const double alg = algbw_gbs(bytes, seconds);
       const double bus = alg * all_reduce_bus_factor(comm.size());
-      if (algo == Algorithm::native) native_bus = bus;
-      if (algo == Algorithm::ring) ring_vs_native[bytes] = bus / native_bus;
+      if (algo == Algorithm::kNative) native_bus = bus;
+      if (algo == Algorithm::kRing) ring_vs_native[bytes] = bus / native_bus;
       table.add_row(
-          {format_bytes(bytes), algo == Algorithm::native ? "MPI_Allreduce" : algorithm_name(algo),
+          {format_bytes(bytes), algo == Algorithm::kNative ? "MPI_Allreduce" : algorithm_name(algo),
            fixed(seconds * 1e6, 1), fixed(alg, 3), fixed(bus, 3), fixed(bus / native_bus, 2)});
     }
   }
@@ -88,11 +90,4 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace book::coll
 
-int main(int argc, char** argv) {
-  try {
-    return book::coll::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return book::run_main(argc, argv, book::coll::run); }

@@ -6,12 +6,13 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
-#include <exception>
 #include <string>
 
+#include "chapters/03_collectives/busbw_options.h"
 #include "chapters/03_collectives/busbw_table.h"
 #include "chapters/03_collectives/nccl.h"
 #include "common/cuda.h"
+#include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
 
@@ -19,12 +20,11 @@ namespace book::coll {
 namespace {
 
 int run(int argc, char** argv) {
-  MpiSession session(&argc, &argv);
+  // FUNNELED: only this thread calls MPI, and Open MPI takes no locks for other threads.
+  MpiSession session(&argc, &argv, MpiThreads::kFunneled);
+  const BusbwOptions options = parse_busbw_options(BusbwStage::kNccl, argc, argv);
   MpiCommunicator mpi;
-  const std::size_t max_bytes =
-      std::stoul(
-          flag_value(argc, argv, "--max-mib", has_flag(argc, argv, "--tour") ? "64" : "1024"))
-      << 20;
+  const std::size_t max_bytes = static_cast<std::size_t>(options.max_mib) << 20;
   auto nccl = nccl_over_mpi(mpi);
   const bool root = mpi.rank() == 0;
   if (root) std::printf("%s", cuda::device_summary().c_str());
@@ -33,12 +33,12 @@ int run(int argc, char** argv) {
   BOOK_CUDA_CHECK(cudaMemset(device, 0, max_bytes));
   Table table({"size", "time (us)", "algbw (GB/s)", "busbw (GB/s)"});
   for (std::size_t bytes : size_sweep(1024, max_bytes, 4)) {
-    const Buffer data(device, bytes / sizeof(float), DType::f32);
+    const Buffer data(device, bytes / sizeof(float), DType::kF32);
     const int reps = repetitions_for(bytes, std::size_t{8} << 30);
-    nccl->all_reduce(data, ReduceOp::sum, Algorithm::native);  // warm-up
+    nccl->all_reduce(data, ReduceOp::kSum, Algorithm::kNative);  // warm-up
     mpi.barrier();
     Timer timer;
-    for (int i = 0; i < reps; ++i) nccl->all_reduce(data, ReduceOp::sum, Algorithm::native);
+    for (int i = 0; i < reps; ++i) nccl->all_reduce(data, ReduceOp::kSum, Algorithm::kNative);
     double mine = timer.seconds() / reps, slowest = 0;
     MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, mpi.mpi_comm());
     const double alg = algbw_gbs(bytes, slowest);
@@ -56,11 +56,4 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace book::coll
 
-int main(int argc, char** argv) {
-  try {
-    return book::coll::run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return book::run_main(argc, argv, book::coll::run); }

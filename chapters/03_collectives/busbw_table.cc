@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "common/buffer.h"
+#include "common/check.h"
 #include "common/timer.h"
 
 namespace book::coll {
@@ -27,9 +28,19 @@ std::string format_bytes(std::size_t bytes) {
 }
 
 std::vector<std::size_t> size_sweep(std::size_t min_bytes, std::size_t max_bytes, int step) {
+  BOOK_CHECK(min_bytes >= 1 && step >= 2,
+             "size_sweep needs a first size of at least 1 byte and a step of at least 2, got "
+                 << min_bytes << " and " << step);
+  BOOK_CHECK(min_bytes <= max_bytes && max_bytes <= kMaxSweepBytes,
+             "size_sweep: the largest size must be between the first ("
+                 << min_bytes << " bytes) and " << (kMaxSweepBytes >> 30) << " GiB, got "
+                 << max_bytes << " bytes");
   std::vector<std::size_t> sizes;
-  for (std::size_t s = min_bytes; s <= max_bytes; s *= static_cast<std::size_t>(step))
+  const auto factor = static_cast<std::size_t>(step);
+  for (std::size_t s = min_bytes;; s *= factor) {  // no overflow: s ≤ max_bytes ≤ 2^40 here
     sizes.push_back(s);
+    if (s > max_bytes / factor) break;
+  }
   return sizes;
 }
 
@@ -47,19 +58,6 @@ double memcpy_gbs(std::size_t bytes, int repeats) {
       },
       repeats);
   return algbw_gbs(bytes, seconds);
-}
-
-std::string flag_value(int argc, char** argv, const std::string& name,
-                       const std::string& fallback) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (name == argv[i]) return argv[i + 1];
-  return fallback;
-}
-
-bool has_flag(int argc, char** argv, const std::string& name) {
-  for (int i = 1; i < argc; ++i)
-    if (name == argv[i]) return true;
-  return false;
 }
 
 }  // namespace book::coll

@@ -23,7 +23,11 @@ double all_reduce_bus_factor(int ranks);
 /// "1 KiB", "64 MiB", …
 std::string format_bytes(std::size_t bytes);
 
-/// Message sizes from `min_bytes` to `max_bytes`, ×`step` each time.
+/// The largest message size_sweep() accepts: 1 TiB, far beyond any stage's memory, but a bound.
+inline constexpr std::size_t kMaxSweepBytes = std::size_t{1} << 40;
+
+/// Message sizes min_bytes, ×`step`, … up to the last one ≤ `max_bytes`.
+/// @throws book::Error for min_bytes < 1, step < 2, or max_bytes outside [min_bytes, 1 TiB].
 std::vector<std::size_t> size_sweep(std::size_t min_bytes, std::size_t max_bytes, int step);
 
 /// How many timed repetitions make about `budget_bytes` of traffic: at least 1, at most 200.
@@ -32,11 +36,5 @@ int repetitions_for(std::size_t bytes, std::size_t budget_bytes);
 /// Single-thread memcpy bandwidth on `bytes`-byte buffers, S / t in GB/s (the copy reads S and
 /// writes S), median of `repeats` copies after a warm-up.
 double memcpy_gbs(std::size_t bytes, int repeats);
-
-/// The value of "--name VALUE" in argv, or `fallback`.
-std::string flag_value(int argc, char** argv, const std::string& name, const std::string& fallback);
-
-/// Whether "--name" appears in argv.
-bool has_flag(int argc, char** argv, const std::string& name);
 
 }  // namespace book::coll

@@ -1,6 +1,7 @@
 // The collectives every backend inherits: check the arguments, pick an algorithm, run it over
-// send/recv. This file is compiled twice (see BUILD): once with the reference ring algorithms
-// (":communicator", what chapters 5–8 use) and once with the track's (":communicator_track").
+// send/recv. The ring algorithms and all_to_all it calls are the exercises: their bodies come at
+// link time, from the reference (":communicator", what chapters 5–8 link) or the track
+// (":communicator_track"); see BUILD.
 #include <numeric>
 #include <sstream>
 
@@ -20,8 +21,8 @@ std::string describe(const char* collective, Algorithm algorithm, std::size_t co
 }
 
 Algorithm pick(Algorithm requested, std::size_t bytes, std::size_t threshold) {
-  if (requested != Algorithm::automatic) return requested;
-  return bytes < threshold ? Algorithm::tree : Algorithm::ring;
+  if (requested != Algorithm::kAutomatic) return requested;
+  return bytes < threshold ? Algorithm::kTree : Algorithm::kRing;
 }
 
 }  // namespace
@@ -31,20 +32,20 @@ void Communicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm) {
   Scope scope(*this, describe("all_reduce", algo, data.count, data.dtype));
   on_enter_collective();
   BOOK_CHECK(data.data != nullptr || data.count == 0, where() << ": the buffer is null");
-  BOOK_CHECK(algo != Algorithm::native,
-             where() << ": Algorithm::native exists only on the MPI and NCCL backends");
+  BOOK_CHECK(algo != Algorithm::kNative,
+             where() << ": Algorithm::kNative exists only on the MPI and NCCL backends");
   if (size() == 1) return;  // the sum, mean and max of one buffer is itself
   switch (algo) {
-    case Algorithm::ring:
+    case Algorithm::kRing:
       ring_all_reduce(*this, data, op);
       break;
-    case Algorithm::ring_fused:
+    case Algorithm::kRingFused:
       ring_fused_all_reduce(*this, data, op);
       break;
-    case Algorithm::tree:
+    case Algorithm::kTree:
       tree_all_reduce(*this, data, op);
       break;
-    case Algorithm::naive:
+    case Algorithm::kNaive:
       naive_all_reduce(*this, data, op);
       break;
     default:
@@ -54,7 +55,7 @@ void Communicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm) {
 
 void Communicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op,
                                   Algorithm algorithm) {
-  const Algorithm algo = algorithm == Algorithm::automatic ? Algorithm::ring : algorithm;
+  const Algorithm algo = algorithm == Algorithm::kAutomatic ? Algorithm::kRing : algorithm;
   Scope scope(*this, describe("reduce_scatter", algo, input.count, input.dtype));
   on_enter_collective();
   const Shard mine = shard_of(input.count, size(), rank());
@@ -63,13 +64,13 @@ void Communicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op,
                      << " " << dtype_name(input.dtype) << " elements (shard_of(" << input.count
                      << ", " << size() << ", " << rank() << ")), got " << output.count << " "
                      << dtype_name(output.dtype));
-  BOOK_CHECK(algo == Algorithm::ring || algo == Algorithm::naive,
-             where() << ": reduce_scatter runs Algorithm::ring or Algorithm::naive here");
+  BOOK_CHECK(algo == Algorithm::kRing || algo == Algorithm::kNaive,
+             where() << ": reduce_scatter runs Algorithm::kRing or Algorithm::kNaive here");
   // The algorithms work in place on the whole buffer; the caller's input stays untouched.
   Buffer work{scratch(input.bytes()), input.count, input.dtype};
   copy_into(work, input);
   if (size() > 1) {
-    if (algo == Algorithm::ring)
+    if (algo == Algorithm::kRing)
       ring_reduce_scatter(*this, work, op);
     else
       naive_all_reduce(*this, work, op);  // naive: everything to rank 0 and back, keep mine
@@ -78,7 +79,7 @@ void Communicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op,
 }
 
 void Communicator::all_gather(ConstBuffer input, Buffer output, Algorithm algorithm) {
-  const Algorithm algo = algorithm == Algorithm::automatic ? Algorithm::ring : algorithm;
+  const Algorithm algo = algorithm == Algorithm::kAutomatic ? Algorithm::kRing : algorithm;
   Scope scope(*this, describe("all_gather", algo, output.count, output.dtype));
   on_enter_collective();
   const Shard mine = shard_of(output.count, size(), rank());
@@ -87,11 +88,11 @@ void Communicator::all_gather(ConstBuffer input, Buffer output, Algorithm algori
                      << dtype_name(output.dtype) << " elements (shard_of(" << output.count << ", "
                      << size() << ", " << rank() << ")), got " << input.count << " "
                      << dtype_name(input.dtype));
-  BOOK_CHECK(algo == Algorithm::ring || algo == Algorithm::naive,
-             where() << ": all_gather runs Algorithm::ring or Algorithm::naive here");
+  BOOK_CHECK(algo == Algorithm::kRing || algo == Algorithm::kNaive,
+             where() << ": all_gather runs Algorithm::kRing or Algorithm::kNaive here");
   copy_into(output.slice(mine.offset, mine.count), input);
   if (size() == 1) return;
-  if (algo == Algorithm::ring) {
+  if (algo == Algorithm::kRing) {
     ring_all_gather(*this, output);
     return;
   }
@@ -109,7 +110,7 @@ void Communicator::all_gather(ConstBuffer input, Buffer output, Algorithm algori
 }
 
 void Communicator::broadcast(Buffer data, int root) {
-  Scope scope(*this, describe("broadcast", Algorithm::tree, data.count, data.dtype));
+  Scope scope(*this, describe("broadcast", Algorithm::kTree, data.count, data.dtype));
   on_enter_collective();
   BOOK_CHECK(root >= 0 && root < size(), where() << ": root " << root
                                                  << " is not a rank of the group (0.." << size() - 1
@@ -118,7 +119,7 @@ void Communicator::broadcast(Buffer data, int root) {
 }
 
 void Communicator::reduce(ConstBuffer input, Buffer output, int root, ReduceOp op) {
-  Scope scope(*this, describe("reduce", Algorithm::tree, input.count, input.dtype));
+  Scope scope(*this, describe("reduce", Algorithm::kTree, input.count, input.dtype));
   on_enter_collective();
   BOOK_CHECK(root >= 0 && root < size(), where() << ": root " << root
                                                  << " is not a rank of the group (0.." << size() - 1
@@ -136,7 +137,7 @@ void Communicator::reduce(ConstBuffer input, Buffer output, int root, ReduceOp o
 
 void Communicator::all_to_all(ConstBuffer input, std::span<const std::size_t> send_counts,
                               Buffer output, std::span<const std::size_t> recv_counts) {
-  Scope scope(*this, describe("all_to_all", Algorithm::automatic, input.count, input.dtype));
+  Scope scope(*this, describe("all_to_all", Algorithm::kAutomatic, input.count, input.dtype));
   on_enter_collective();
   const auto n = static_cast<std::size_t>(size());
   BOOK_CHECK(send_counts.size() == n && recv_counts.size() == n,

@@ -4,8 +4,8 @@
 
 #include "chapters/03_collectives/algorithms.h"
 #include "chapters/03_collectives/communicator.h"
-#include "chapters/03_collectives/trace.h"
 #include "common/check.h"
+#include "common/trace.h"
 
 namespace book::coll {
 
@@ -20,6 +20,25 @@ void Communicator::set_timeout(std::chrono::milliseconds timeout) {
   timeout_ = timeout;
 }
 
+void Communicator::set_trace(Trace* trace, std::string lane, int track) {
+  trace_ = trace;
+  trace_lane_ = std::move(lane);
+  trace_track_ = track;
+}
+
+void Communicator::pass_settings_to(Communicator& child) const {
+  child.set_timeout(timeout_);
+  child.set_tree_threshold_bytes(tree_threshold_bytes_);
+  child.set_trace(trace_, trace_lane_, trace_track());
+}
+
+void Communicator::record(std::string name, const char* category, double start_us,
+                          double bytes) const {
+  if (!trace_) return;
+  trace_->add({std::move(name), category, trace_track(), start_us, trace_->now_us() - start_us,
+               bytes, trace_lane_});
+}
+
 std::string Communicator::where() const {
   std::ostringstream out;
   out << operation_ << " in group '" << group_ << "' (" << size_ << " ranks) on rank " << rank_;
@@ -32,6 +51,7 @@ void* Communicator::scratch(std::size_t bytes) {
 }
 
 Buffer Communicator::temporary(std::size_t count, DType dtype) {
+  const CallGuard guard(*this, "temporary");
   const std::size_t bytes = count * dtype_size(dtype);
   if (temporary_.size() < bytes) temporary_.resize(bytes);
   return {temporary_.data(), count, dtype};
@@ -42,22 +62,39 @@ void Communicator::check_peer(int peer, const char* what) const {
                                                 << " is not in the group (0.." << size_ - 1 << ")");
 }
 
+Communicator::CallGuard::CallGuard(Communicator& comm, std::string_view call) : comm_(comm) {
+  const std::thread::id me = std::this_thread::get_id();
+  if (comm.owner_.load(std::memory_order_relaxed) == me) return;  // nested in this thread's call
+  std::thread::id nobody{};
+  outermost_ = comm.owner_.compare_exchange_strong(nobody, me, std::memory_order_acquire);
+  BOOK_CHECK(outermost_, call << " on rank " << comm.rank_ << " of group '" << comm.group_ << "' ("
+                              << comm.size_
+                              << " ranks): another thread is inside a call on this communicator. "
+                                 "A Communicator is used by one thread at a time; give the other "
+                                 "thread its own communicator from split() (AsyncCommunicator "
+                                 "does this for non-blocking collectives)");
+}
+
+Communicator::CallGuard::~CallGuard() {
+  if (outermost_) comm_.owner_.store(std::thread::id{}, std::memory_order_release);
+}
+
 Communicator::Scope::Scope(Communicator& comm, std::string name)
-    : comm_(comm),
+    : guard_(comm, name),
+      comm_(comm),
       previous_(std::move(comm.operation_)),
       start_us_(comm.trace_ ? comm.trace_->now_us() : 0) {
   comm_.operation_ = std::move(name);
 }
 
 Communicator::Scope::~Scope() {
-  if (comm_.trace_ && previous_ == "idle") {
-    const double now = comm_.trace_->now_us();
-    comm_.trace_->add({comm_.operation_, "collective", comm_.rank_, start_us_, now - start_us_, 0});
-  }
+  if (comm_.trace_ && previous_ == "idle")
+    comm_.record(comm_.operation_, "collective", start_us_, 0);
   comm_.operation_ = std::move(previous_);
 }
 
 void Communicator::send(ConstBuffer data, int dst, int tag) {
+  const CallGuard guard(*this, "send");
   check_peer(dst, "send to");
   BOOK_CHECK(tag >= 0, where() << ": tags must be ≥ 0, got " << tag);
   const double start = trace_ ? trace_->now_us() : 0;
@@ -65,11 +102,11 @@ void Communicator::send(ConstBuffer data, int dst, int tag) {
   counters_.bytes_sent += data.bytes();
   counters_.messages_sent += 1;
   if (trace_)
-    trace_->add({"send →" + std::to_string(dst), "send", rank_, start, trace_->now_us() - start,
-                 static_cast<double>(data.bytes())});
+    record("send →" + std::to_string(dst), "send", start, static_cast<double>(data.bytes()));
 }
 
 void Communicator::recv(Buffer data, int src, int tag) {
+  const CallGuard guard(*this, "recv");
   check_peer(src, "receive from");
   BOOK_CHECK(tag >= 0, where() << ": tags must be ≥ 0, got " << tag);
   const double start = trace_ ? trace_->now_us() : 0;
@@ -77,11 +114,11 @@ void Communicator::recv(Buffer data, int src, int tag) {
   counters_.bytes_received += data.bytes();
   counters_.messages_received += 1;
   if (trace_)
-    trace_->add({"recv ←" + std::to_string(src), "recv", rank_, start, trace_->now_us() - start,
-                 static_cast<double>(data.bytes())});
+    record("recv ←" + std::to_string(src), "recv", start, static_cast<double>(data.bytes()));
 }
 
 void Communicator::sendrecv(ConstBuffer out, int dst, Buffer in, int src, int tag) {
+  const CallGuard guard(*this, "sendrecv");
   check_peer(dst, "send to");
   check_peer(src, "receive from");
   BOOK_CHECK(tag >= 0, where() << ": tags must be ≥ 0, got " << tag);
@@ -92,16 +129,17 @@ void Communicator::sendrecv(ConstBuffer out, int dst, Buffer in, int src, int ta
   counters_.bytes_received += in.bytes();
   counters_.messages_received += 1;
   if (trace_)
-    trace_->add({"sendrecv →" + std::to_string(dst) + " ←" + std::to_string(src), "sendrecv", rank_,
-                 start, trace_->now_us() - start, static_cast<double>(out.bytes())});
+    record("sendrecv →" + std::to_string(dst) + " ←" + std::to_string(src), "sendrecv", start,
+           static_cast<double>(out.bytes()));
 }
 
 void Communicator::sendrecv_reduce(ConstBuffer out, int dst, Buffer inout, int src, int tag,
                                    ReduceOp op) {
+  const CallGuard guard(*this, "sendrecv_reduce");
   check_peer(dst, "send to");
   check_peer(src, "receive from");
   BOOK_CHECK(tag >= 0, where() << ": tags must be ≥ 0, got " << tag);
-  BOOK_CHECK(op != ReduceOp::avg,
+  BOOK_CHECK(op != ReduceOp::kAvg,
              where() << ": sendrecv_reduce adds or takes the max; divide by the size afterwards");
   const double start = trace_ ? trace_->now_us() : 0;
   transport_sendrecv_reduce(out.data, out.bytes(), dst, inout, src, tag, op);
@@ -110,9 +148,8 @@ void Communicator::sendrecv_reduce(ConstBuffer out, int dst, Buffer inout, int s
   counters_.bytes_received += inout.bytes();
   counters_.messages_received += 1;
   if (trace_)
-    trace_->add({"sendrecv+reduce →" + std::to_string(dst) + " ←" + std::to_string(src),
-                 "sendrecv_reduce", rank_, start, trace_->now_us() - start,
-                 static_cast<double>(out.bytes())});
+    record("sendrecv+reduce →" + std::to_string(dst) + " ←" + std::to_string(src),
+           "sendrecv_reduce", start, static_cast<double>(out.bytes()));
 }
 
 void Communicator::transport_sendrecv_reduce(const void* out, std::size_t out_bytes, int dst,
@@ -123,11 +160,10 @@ void Communicator::transport_sendrecv_reduce(const void* out, std::size_t out_by
 }
 
 void Communicator::reduce_local(Buffer dst, ConstBuffer src, ReduceOp op) {
+  const CallGuard guard(*this, "reduce_local");
   const double start = trace_ ? trace_->now_us() : 0;
   reduce_into(dst, src, op);
-  if (trace_)
-    trace_->add({std::string("reduce ") + op_name(op), "reduce", rank_, start,
-                 trace_->now_us() - start, 0});
+  if (trace_) record(std::string("reduce ") + op_name(op), "reduce", start, 0);
 }
 
 // ---- the given algorithms ----
@@ -136,7 +172,7 @@ void Communicator::reduce_local(Buffer dst, ConstBuffer src, ReduceOp op) {
 void tree_reduce(Communicator& comm, Buffer data, int root, ReduceOp op) {
   const int n = comm.size();
   const int me = (comm.rank() - root + n) % n;  // position in a tree rooted at 0
-  const ReduceOp step_op = op == ReduceOp::avg ? ReduceOp::sum : op;
+  const ReduceOp step_op = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
   const Buffer incoming = comm.temporary(data.count, data.dtype);
   // Level k: ranks with bit k set send their partial result to the rank 2^k below and stop.
   for (int mask = 1; mask < n; mask <<= 1) {
@@ -149,7 +185,7 @@ void tree_reduce(Communicator& comm, Buffer data, int root, ReduceOp op) {
       comm.reduce_local(data, incoming, step_op);
     }
   }
-  if (op == ReduceOp::avg) scale(data, 1.0f / static_cast<float>(n));
+  if (op == ReduceOp::kAvg) scale(data, 1.0 / n);
 }
 //! [tree_reduce]
 
@@ -181,12 +217,12 @@ void naive_all_reduce(Communicator& comm, Buffer data, ReduceOp op) {
     return;
   }
   const Buffer incoming = comm.temporary(data.count, data.dtype);
-  const ReduceOp step_op = op == ReduceOp::avg ? ReduceOp::sum : op;
+  const ReduceOp step_op = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
   for (int src = 1; src < n; ++src) {
     comm.recv(incoming, src, kTagNaive);
     comm.reduce_local(data, incoming, step_op);
   }
-  if (op == ReduceOp::avg) scale(data, 1.0f / static_cast<float>(n));
+  if (op == ReduceOp::kAvg) scale(data, 1.0 / n);
   for (int dst = 1; dst < n; ++dst) comm.send(data, dst, kTagNaive);
 }
 

@@ -6,21 +6,26 @@
 ///
 /// The collectives are written once, here and in solutions/, over three point-to-point calls
 /// (send, recv, sendrecv); a backend only moves bytes (threads.h, mpi.h), or hands whole
-/// collectives to its own library (`Algorithm::native`; the NCCL backend does only that).
+/// collectives to its own library (`Algorithm::kNative`; the NCCL backend does only that).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <vector>
 
 #include "chapters/03_collectives/types.h"
 
-namespace book::coll {
+namespace book {
+class Trace;  // common/trace.h
+}  // namespace book
 
-class Trace;
+namespace book::coll {
 
 /// What one rank has sent and received through its communicator (and the groups split from it
 /// count separately). Counted where bytes leave and arrive, so a test can pin the textbook volumes.
@@ -50,15 +55,32 @@ enum CollectiveTag : int {
 /// calls the same collectives in the same order with matching arguments. A call that waits longer
 /// than timeout() for another rank throws book::Error naming the collective, the group and the
 /// rank it waited for; it never hangs.
+///
+/// **One thread at a time.** A Communicator object is used by one thread at a time: its calls
+/// keep per-call state (scratch buffers, counters, the running operation's name) and, above all,
+/// two threads' collectives on one group would interleave their messages, which no backend can
+/// tell apart. A thread that needs to communicate while another one does (a communication thread
+/// overlapping gradients with backward, chapter 5) gets its own communicator from split(), made
+/// by every rank together: its messages then never mix with the first one's. AsyncCommunicator
+/// (async.h) does exactly that. The rule is enforced, cheaply: a thread that enters a call while
+/// another thread is inside one on the same object gets a book::Error saying so, before anything
+/// is touched (the first thread's call carries on). Calls nested in the same thread (a collective
+/// calling send) are fine. The setters (set_timeout, set_trace, ...) and counters() are not calls:
+/// use them only while no call is in progress.
 class Communicator {
  public:
   virtual ~Communicator() = default;
   Communicator(const Communicator&) = delete;             ///< One object per rank and group.
   Communicator& operator=(const Communicator&) = delete;  ///< One object per rank and group.
 
-  int rank() const { return rank_; }                   ///< This rank, in [0, size()).
-  int size() const { return size_; }                   ///< Number of ranks in the group.
-  const std::string& group() const { return group_; }  ///< The group's name, e.g. "world/tp0".
+  int rank() const { return rank_; }  ///< This rank, in [0, size()).
+  int size() const { return size_; }  ///< Number of ranks in the group.
+  /// The group's name, e.g. "world" or "world/tp(dp 0, pp 1)".
+  const std::string& group() const { return group_; }
+  /// Renames the group, for error messages and traces (the process grid names its groups
+  /// after what their members share, "world/tp(dp 0, pp 1)"). Messages are routed by the group
+  /// itself, never by its name.
+  void set_group_name(std::string name) { group_ = std::move(name); }
 
   /// Sends `data` to rank `dst` with `tag` (≥ 0). May return before `dst` receives it.
   void send(ConstBuffer data, int dst, int tag);
@@ -71,7 +93,7 @@ class Communicator {
   /// Sends `out` to `dst` while receiving from `src` straight into a reduction:
   /// `inout[i] = op(inout[i], incoming[i])`, with no intermediate copy of the incoming chunk where
   /// the backend allows it (the threads backend reads the sender's buffer directly, as NCCL's
-  /// kernels reduce data as it arrives). Counted like sendrecv; `op` must not be `avg`.
+  /// kernels reduce data as it arrives). Counted like sendrecv; `op` must not be kAvg.
   void sendrecv_reduce(ConstBuffer out, int dst, Buffer inout, int src, int tag, ReduceOp op);
   /// reduce_into(dst, src, op), recorded in the trace as this rank's reduce step.
   void reduce_local(Buffer dst, ConstBuffer src, ReduceOp op);
@@ -80,21 +102,21 @@ class Communicator {
   Buffer temporary(std::size_t count, DType dtype);
 
   /// Every rank's `data` becomes the element-wise reduction over all ranks' `data`.
-  virtual void all_reduce(Buffer data, ReduceOp op = ReduceOp::sum,
-                          Algorithm algorithm = Algorithm::automatic);
+  virtual void all_reduce(Buffer data, ReduceOp op = ReduceOp::kSum,
+                          Algorithm algorithm = Algorithm::kAutomatic);
   /// `input` (the same count on every rank) is reduced over ranks; this rank gets its shard
   /// shard_of(input.count, size(), rank()) in `output`, which must have exactly that count.
-  virtual void reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op = ReduceOp::sum,
-                              Algorithm algorithm = Algorithm::automatic);
+  virtual void reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op = ReduceOp::kSum,
+                              Algorithm algorithm = Algorithm::kAutomatic);
   /// The inverse: rank r contributes shard r of `output` (shard_of(output.count, size(), r)) as
   /// `input`, and every rank gets the whole of `output`.
   virtual void all_gather(ConstBuffer input, Buffer output,
-                          Algorithm algorithm = Algorithm::automatic);
+                          Algorithm algorithm = Algorithm::kAutomatic);
   /// Rank `root`'s `data` is copied to every rank's `data` (binomial tree).
   virtual void broadcast(Buffer data, int root);
   /// The reduction over ranks of `input` lands in `output` on rank `root` only (binomial tree);
   /// other ranks pass an empty `output`.
-  virtual void reduce(ConstBuffer input, Buffer output, int root, ReduceOp op = ReduceOp::sum);
+  virtual void reduce(ConstBuffer input, Buffer output, int root, ReduceOp op = ReduceOp::kSum);
   /// Rank r sends the next `send_counts[j]` elements of `input` to rank j and receives
   /// `recv_counts[j]` elements from rank j into `output`, in rank order (MPI_Alltoallv with
   /// packed displacements). Uneven splits are allowed; the counts must match pairwise.
@@ -114,15 +136,27 @@ class Communicator {
   std::chrono::milliseconds timeout() const { return timeout_; }
   /// Changes the timeout (must be positive).
   void set_timeout(std::chrono::milliseconds timeout);
-  /// Below this many bytes, Algorithm::automatic runs the tree all-reduce, from it the ring.
+  /// Below this many bytes, Algorithm::kAutomatic runs the tree all-reduce, from it the ring.
   std::size_t tree_threshold_bytes() const { return tree_threshold_bytes_; }
-  /// Changes the tree/ring crossover used by Algorithm::automatic.
+  /// Changes the tree/ring crossover used by Algorithm::kAutomatic.
   void set_tree_threshold_bytes(std::size_t bytes) { tree_threshold_bytes_ = bytes; }
-  /// Records every send, receive and reduce into `trace` (nullptr stops; not owned), on the
-  /// track numbered rank() — so give a split group's communicators their own Trace.
-  void set_trace(Trace* trace) { trace_ = trace; }
+  /// Records every send, receive, reduce and collective into `trace` (nullptr stops; not owned)
+  /// as boxes on lane `lane` of process track `track` (−1: rank()). Communicators split from this
+  /// one inherit the trace, lane and track, so one Trace shows each rank's groups on its own row.
+  void set_trace(Trace* trace, std::string lane = "main", int track = -1);
+  /// The trace, or nullptr.
+  Trace* trace() const { return trace_; }
+  /// The lane this communicator's boxes go to ("main" unless set_trace said otherwise).
+  const std::string& trace_lane() const { return trace_lane_; }
+  /// The process track this communicator's boxes go to.
+  int trace_track() const { return trace_track_ >= 0 ? trace_track_ : rank_; }
   /// The collective this rank is in ("all_reduce(ring)", …), or "send"/"recv"; for messages.
   const std::string& operation() const { return operation_; }
+
+  /// Throws book::Error (starting with `who`) if this backend cannot have another communicator
+  /// of this process in use on another thread while this one is: MPI below MPI_THREAD_MULTIPLE.
+  /// AsyncCommunicator calls it before it starts its thread. Threads and NCCL: always fine.
+  virtual void require_concurrent_use(std::string_view who) const { (void)who; }
 
  protected:
   /// A backend's end of a group.
@@ -143,7 +177,25 @@ class Communicator {
   /// ranks that never arrived.
   virtual void on_enter_collective() {}
 
-  /// Names the running operation for error messages and the trace, and restores it after.
+  /// Claims the communicator for the calling thread for one public call (see "One thread at a
+  /// time" above). The outermost guard of a call claims it with one compare-and-swap and releases
+  /// it at the end; guards nested in the same thread pass; another thread's guard throws
+  /// book::Error naming the call it tried (`call`), the rank and the group.
+  class CallGuard {
+   public:
+    /// Claims `comm` for this thread, or throws if another thread holds it.
+    CallGuard(Communicator& comm, std::string_view call);
+    ~CallGuard();
+    CallGuard(const CallGuard&) = delete;             ///< Not copyable.
+    CallGuard& operator=(const CallGuard&) = delete;  ///< Not copyable.
+
+   private:
+    Communicator& comm_;
+    bool outermost_ = false;
+  };
+
+  /// Names the running operation for error messages and the trace, and restores it after. It
+  /// holds a CallGuard, so every collective that opens a Scope is a guarded call.
   class Scope {
    public:
     /// Enters `name` on `comm`.
@@ -153,6 +205,7 @@ class Communicator {
     Scope& operator=(const Scope&) = delete;  ///< Not copyable.
 
    private:
+    CallGuard guard_;  // first: claimed before anything else is touched
     Communicator& comm_;
     std::string previous_;
     double start_us_;
@@ -162,11 +215,14 @@ class Communicator {
   std::string where() const;
   /// Scratch memory of at least `bytes` bytes, reused between calls.
   void* scratch(std::size_t bytes);
-  /// The trace, or nullptr.
-  Trace* trace() const { return trace_; }
+  /// Gives a communicator this one split off the settings it inherits: the timeout, the tree
+  /// threshold, and the trace with its lane and track. Backends call it in split().
+  void pass_settings_to(Communicator& child) const;
 
  private:
   void check_peer(int peer, const char* what) const;
+  // Adds one box to the trace (when there is one), ending now, on this communicator's lane/track.
+  void record(std::string name, const char* category, double start_us, double bytes) const;
   int rank_;
   int size_;
   std::string group_;
@@ -174,10 +230,13 @@ class Communicator {
   std::chrono::milliseconds timeout_{30000};
   std::size_t tree_threshold_bytes_ = 64 * 1024;
   Trace* trace_ = nullptr;
+  std::string trace_lane_ = "main";
+  int trace_track_ = -1;
   std::string operation_;
   std::vector<std::byte> scratch_;
   std::vector<std::byte> temporary_;
-  std::vector<std::byte> incoming_;  // the default transport_sendrecv_reduce's landing buffer
+  std::vector<std::byte> incoming_;       // the default transport_sendrecv_reduce's landing buffer
+  std::atomic<std::thread::id> owner_{};  // the thread inside a call, or none (CallGuard)
 };
 
 }  // namespace book::coll

@@ -38,11 +38,35 @@ int as_int(std::size_t bytes, const std::string& where) {
   return static_cast<int>(bytes);
 }
 
+// The MPI type of a buffer MPI can reduce: FP32 or FP64 (MPI has no BF16/FP16 reduction).
+MPI_Datatype reducible_type(DType dtype, const std::string& where) {
+  BOOK_CHECK(dtype == DType::kF32 || dtype == DType::kF64,
+             where << ": MPI has no " << dtype_name(dtype)
+                   << " reduction; use f32 or f64, or the book's algorithms");
+  return dtype == DType::kF32 ? MPI_FLOAT : MPI_DOUBLE;
+}
+
+const char* thread_level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE:
+      return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+      return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+      return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE:
+      return "MPI_THREAD_MULTIPLE";
+  }
+  return "an unknown thread level";
+}
+
 }  // namespace
 
-MpiSession::MpiSession(int* argc, char*** argv) {
-  int provided = 0;
-  MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+MpiSession::MpiSession(int* argc, char*** argv, MpiThreads threads) {
+  int provided = 0;  // what the library gives; require_concurrent_use() checks it when it matters
+  MPI_Init_thread(argc, argv,
+                  threads == MpiThreads::kMultiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED,
+                  &provided);
 }
 
 MpiSession::~MpiSession() { MPI_Finalize(); }
@@ -112,37 +136,37 @@ void MpiCommunicator::transport_sendrecv(const void* out, std::size_t out_bytes,
 }
 
 void MpiCommunicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm) {
-  if (algorithm != Algorithm::native) return Communicator::all_reduce(data, op, algorithm);
+  if (algorithm != Algorithm::kNative) return Communicator::all_reduce(data, op, algorithm);
   Scope scope(*this, "all_reduce(native MPI_Allreduce)");
-  BOOK_CHECK(data.dtype == DType::f32, where() << ": MPI has no BF16/FP16 reduction; use f32 or "
-                                                  "the book's algorithms");
-  const int code = MPI_Allreduce(MPI_IN_PLACE, data.data, as_int(data.count, where()), MPI_FLOAT,
-                                 op == ReduceOp::max ? MPI_MAX : MPI_SUM, comm_);
+  const MPI_Datatype type = reducible_type(data.dtype, where());
+  const int code = MPI_Allreduce(MPI_IN_PLACE, data.data, as_int(data.count, where()), type,
+                                 op == ReduceOp::kMax ? MPI_MAX : MPI_SUM, comm_);
   BOOK_CHECK(code == MPI_SUCCESS, where() << ": " << mpi_error(code));
-  if (op == ReduceOp::avg) scale(data, 1.0f / static_cast<float>(size()));
+  if (op == ReduceOp::kAvg) scale(data, 1.0 / size());
 }
 
 void MpiCommunicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op,
                                      Algorithm algorithm) {
-  if (algorithm != Algorithm::native)
+  if (algorithm != Algorithm::kNative)
     return Communicator::reduce_scatter(input, output, op, algorithm);
   Scope scope(*this, "reduce_scatter(native MPI_Reduce_scatter)");
-  BOOK_CHECK(input.dtype == DType::f32 && output.dtype == DType::f32,
-             where() << ": the native path is FP32 only");
+  const MPI_Datatype type = reducible_type(input.dtype, where());
+  BOOK_CHECK(output.dtype == input.dtype, where() << ": the output is " << dtype_name(output.dtype)
+                                                  << " but the input " << dtype_name(input.dtype));
   std::vector<int> counts(size());
   for (int r = 0; r < size(); ++r)
     counts[r] = as_int(shard_of(input.count, size(), r).count, where());
   BOOK_CHECK(output.count == static_cast<std::size_t>(counts[rank()]),
              where() << ": output must hold this rank's shard of " << counts[rank()]
                      << " elements, got " << output.count);
-  const int code = MPI_Reduce_scatter(input.data, output.data, counts.data(), MPI_FLOAT,
-                                      op == ReduceOp::max ? MPI_MAX : MPI_SUM, comm_);
+  const int code = MPI_Reduce_scatter(input.data, output.data, counts.data(), type,
+                                      op == ReduceOp::kMax ? MPI_MAX : MPI_SUM, comm_);
   BOOK_CHECK(code == MPI_SUCCESS, where() << ": " << mpi_error(code));
-  if (op == ReduceOp::avg) scale(output, 1.0f / static_cast<float>(size()));
+  if (op == ReduceOp::kAvg) scale(output, 1.0 / size());
 }
 
 void MpiCommunicator::all_gather(ConstBuffer input, Buffer output, Algorithm algorithm) {
-  if (algorithm != Algorithm::native) return Communicator::all_gather(input, output, algorithm);
+  if (algorithm != Algorithm::kNative) return Communicator::all_gather(input, output, algorithm);
   Scope scope(*this, "all_gather(native MPI_Allgatherv)");
   const std::size_t width = dtype_size(output.dtype);
   std::vector<int> counts(size()), offsets(size());
@@ -160,6 +184,17 @@ void MpiCommunicator::all_gather(ConstBuffer input, Buffer output, Algorithm alg
   BOOK_CHECK(code == MPI_SUCCESS, where() << ": " << mpi_error(code));
 }
 
+void MpiCommunicator::require_concurrent_use(std::string_view who) const {
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  BOOK_CHECK(level == MPI_THREAD_MULTIPLE,
+             who << ": MPI runs with " << thread_level_name(level)
+                 << ", but a second thread calling MPI needs MPI_THREAD_MULTIPLE; start MPI with "
+                    "MpiSession(&argc, &argv) (it asks for MPI_THREAD_MULTIPLE) or "
+                    "MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...), with an MPI library built "
+                    "with thread support");
+}
+
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
   Scope scope(*this, "split");
   MPI_Comm child = MPI_COMM_NULL;
@@ -170,8 +205,7 @@ std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
   if (child == MPI_COMM_NULL) return nullptr;
   auto result = std::make_unique<MpiCommunicator>(child, name);
   MPI_Comm_free(&child);  // the new communicator holds its own duplicate
-  result->set_timeout(timeout());
-  result->set_tree_threshold_bytes(tree_threshold_bytes());
+  pass_settings_to(*result);
   return result;
 }
 

@@ -1,22 +1,31 @@
 /// @file
 /// The MPI backend: ranks are processes started by `mpirun`, on one machine or many. The teaching
-/// algorithms run over MPI point-to-point; `Algorithm::native` calls MPI's own collectives
+/// algorithms run over MPI point-to-point; `Algorithm::kNative` calls MPI's own collectives
 /// (MPI_Allreduce, MPI_Reduce_scatter, MPI_Allgatherv), the peer the benchmark compares with.
 #pragma once
 
 #include <mpi.h>
 
 #include <memory>
+#include <string_view>
 
 #include "chapters/03_collectives/communicator.h"
 
 namespace book::coll {
 
-/// Calls MPI_Init at construction and MPI_Finalize at destruction; one per process, in main.
+/// The thread support MpiSession asks MPI for.
+enum class MpiThreads {
+  kFunneled,  ///< Only the main thread calls MPI: the least locking inside MPI.
+  kMultiple,  ///< Any thread may call MPI at any time: what AsyncCommunicator's thread needs.
+};
+
+/// Calls MPI_Init_thread at construction and MPI_Finalize at destruction; one per process, in
+/// main. By default it asks for MPI_THREAD_MULTIPLE, so non-blocking collectives (async.h) can run
+/// on their own thread; a library that offers less makes AsyncCommunicator refuse, saying why.
 class MpiSession {
  public:
-  /// Initialises MPI with main's arguments.
-  MpiSession(int* argc, char*** argv);
+  /// Initialises MPI with main's arguments, asking for `threads`.
+  MpiSession(int* argc, char*** argv, MpiThreads threads = MpiThreads::kMultiple);
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;             ///< One per process.
   MpiSession& operator=(const MpiSession&) = delete;  ///< One per process.
@@ -30,20 +39,23 @@ class MpiCommunicator final : public Communicator {
   explicit MpiCommunicator(MPI_Comm comm = MPI_COMM_WORLD, std::string group = "world");
   ~MpiCommunicator() override;
 
-  /// `Algorithm::native` calls MPI_Allreduce (FP32 only); others run the book's algorithms.
+  /// `Algorithm::kNative` calls MPI_Allreduce (FP32 and FP64 only); others run the book's
+  /// algorithms.
   /// Native calls are not counted: MPI does not say what it sends.
-  void all_reduce(Buffer data, ReduceOp op = ReduceOp::sum,
-                  Algorithm algorithm = Algorithm::automatic) override;
-  /// `Algorithm::native` calls MPI_Reduce_scatter (FP32 only).
-  void reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op = ReduceOp::sum,
-                      Algorithm algorithm = Algorithm::automatic) override;
-  /// `Algorithm::native` calls MPI_Allgatherv (any type, as bytes).
+  void all_reduce(Buffer data, ReduceOp op = ReduceOp::kSum,
+                  Algorithm algorithm = Algorithm::kAutomatic) override;
+  /// `Algorithm::kNative` calls MPI_Reduce_scatter (FP32 and FP64 only).
+  void reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op = ReduceOp::kSum,
+                      Algorithm algorithm = Algorithm::kAutomatic) override;
+  /// `Algorithm::kNative` calls MPI_Allgatherv (any type, as bytes).
   void all_gather(ConstBuffer input, Buffer output,
-                  Algorithm algorithm = Algorithm::automatic) override;
+                  Algorithm algorithm = Algorithm::kAutomatic) override;
   /// MPI_Comm_split, named "<group>/split<k>:<color>".
   std::unique_ptr<Communicator> split(int color, int key) override;
   /// The underlying (duplicated) MPI communicator, e.g. to broadcast an NCCL unique id.
   MPI_Comm mpi_comm() const { return comm_; }
+  /// Refuses unless MPI runs with MPI_THREAD_MULTIPLE (MPI_Query_thread), naming the level it has.
+  void require_concurrent_use(std::string_view who) const override;
 
  protected:
   /// MPI_Isend, then MPI_Test until done or the timeout.

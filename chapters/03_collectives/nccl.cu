@@ -19,11 +19,13 @@ namespace {
 
 ncclDataType_t nccl_type(DType dtype) {
   switch (dtype) {
-    case DType::f32:
+    case DType::kF32:
       return ncclFloat32;
-    case DType::bf16:
+    case DType::kF64:
+      return ncclFloat64;
+    case DType::kBF16:
       return ncclBfloat16;
-    case DType::f16:
+    case DType::kF16:
       return ncclFloat16;
   }
   return ncclFloat32;
@@ -31,19 +33,19 @@ ncclDataType_t nccl_type(DType dtype) {
 
 ncclRedOp_t nccl_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum:
+    case ReduceOp::kSum:
       return ncclSum;
-    case ReduceOp::avg:
+    case ReduceOp::kAvg:
       return ncclAvg;
-    case ReduceOp::max:
+    case ReduceOp::kMax:
       return ncclMax;
   }
   return ncclSum;
 }
 
 void require_native(Algorithm algorithm, const std::string& where) {
-  BOOK_CHECK(algorithm == Algorithm::automatic || algorithm == Algorithm::native,
-             where << ": NCCL runs its own algorithms; pass Algorithm::native or automatic, not "
+  BOOK_CHECK(algorithm == Algorithm::kAutomatic || algorithm == Algorithm::kNative,
+             where << ": NCCL runs its own algorithms; pass Algorithm::kNative or kAutomatic, not "
                    << algorithm_name(algorithm));
 }
 
@@ -216,7 +218,7 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
       group() + "/split" + std::to_string(splits_++) + ":" + std::to_string(color);
   if (!child) return nullptr;
   auto result = std::unique_ptr<NcclCommunicator>(new NcclCommunicator(child, device_, name));
-  result->set_timeout(timeout());
+  pass_settings_to(*result);
   return result;
 }
 

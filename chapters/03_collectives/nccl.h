@@ -1,8 +1,19 @@
 /// @file
 /// The NCCL backend: one rank per GPU, on one machine or many. NCCL runs its own algorithms (ring
 /// and tree, chosen per size, with the reduction fused into the receive), so every collective here
-/// is `Algorithm::native` and buffers are device memory. The point-to-point calls (ncclSend /
+/// is `Algorithm::kNative` and buffers are device memory. The point-to-point calls (ncclSend /
 /// ncclRecv) are counted like every other backend's; NCCL's own collectives are not.
+///
+/// **Non-blocking collectives on GPUs: what would be needed** (not done; this backend is only
+/// compiled here). AsyncCommunicator (async.h) over this backend gets, from split(), a new
+/// ncclComm with its own stream, so its kernels would not queue behind the caller's; but its
+/// thread would first have to call cudaSetDevice for the communicator's GPU (the current device
+/// is per host thread, and this backend sets it only in its constructor). NCCL itself needs no
+/// thread for overlap, because every NCCL call is already asynchronous to the host: the GPU
+/// version is a second communicator (ncclCommSplit) with its own stream, a CUDA event recorded
+/// after each collective as the handle, and cudaStreamWaitEvent (not a host wait) where the
+/// compute stream needs the result. This backend instead synchronises after every call, to turn a
+/// missing peer into a timeout.
 #pragma once
 
 #include <memory>
@@ -34,19 +45,19 @@ class NcclCommunicator final : public Communicator {
   NcclCommunicator(int rank, int size, const NcclId& id, int device, std::string group = "nccl");
   ~NcclCommunicator() override;
 
-  /// ncclAllReduce on device memory; `algorithm` must be automatic or native.
-  void all_reduce(Buffer data, ReduceOp op = ReduceOp::sum,
-                  Algorithm algorithm = Algorithm::automatic) override;
+  /// ncclAllReduce on device memory; `algorithm` must be kAutomatic or kNative.
+  void all_reduce(Buffer data, ReduceOp op = ReduceOp::kSum,
+                  Algorithm algorithm = Algorithm::kAutomatic) override;
   /// ncclReduceScatter; NCCL needs equal shards, so input.count must be a multiple of size().
-  void reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op = ReduceOp::sum,
-                      Algorithm algorithm = Algorithm::automatic) override;
+  void reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op = ReduceOp::kSum,
+                      Algorithm algorithm = Algorithm::kAutomatic) override;
   /// ncclAllGather; output.count must be a multiple of size().
   void all_gather(ConstBuffer input, Buffer output,
-                  Algorithm algorithm = Algorithm::automatic) override;
+                  Algorithm algorithm = Algorithm::kAutomatic) override;
   /// ncclBroadcast.
   void broadcast(Buffer data, int root) override;
   /// ncclReduce.
-  void reduce(ConstBuffer input, Buffer output, int root, ReduceOp op = ReduceOp::sum) override;
+  void reduce(ConstBuffer input, Buffer output, int root, ReduceOp op = ReduceOp::kSum) override;
   /// ncclSend/ncclRecv to every peer inside one ncclGroupStart/End.
   void all_to_all(ConstBuffer input, std::span<const std::size_t> send_counts, Buffer output,
                   std::span<const std::size_t> recv_counts) override;

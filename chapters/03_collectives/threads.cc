@@ -40,8 +40,7 @@ class ThreadsCommunicator final : public Communicator {
                       const ThreadsOptions& options)
       : Communicator(rank, static_cast<int>(group->world_ranks.size()), group->name),
         world_(std::move(world)),
-        group_state_(std::move(group)),
-        options_(options) {
+        group_state_(std::move(group)) {
     set_timeout(options.timeout);
     set_tree_threshold_bytes(options.tree_threshold_bytes);
     set_trace(options.trace);
@@ -203,7 +202,6 @@ class ThreadsCommunicator final : public Communicator {
 
   std::shared_ptr<World> world_;
   std::shared_ptr<Group> group_state_;
-  ThreadsOptions options_;
   int splits_ = 0;
 };
 
@@ -230,19 +228,20 @@ std::unique_ptr<Communicator> ThreadsCommunicator::split(int color, int key) {
     if (r == rank()) new_rank = static_cast<int>(members.size());
     members.push_back(group_state_->world_ranks[r]);
   }
-  const std::string name =
-      group() + "/split" + std::to_string(sequence) + ":" + std::to_string(color);
+  // The members find their shared state by a key made of split sequence numbers from the world
+  // down, unique whatever set_group_name() has called the groups; the name is for messages.
+  const std::string suffix = "/split" + std::to_string(sequence) + ":" + std::to_string(color);
+  const std::string state_key = group_state_->name + suffix;
   std::shared_ptr<Group> state;
   {
     std::lock_guard lock(world_->mutex);
-    auto& slot = world_->groups[name];
-    if (!slot) slot = std::make_shared<Group>(name, members);
+    auto& slot = world_->groups[state_key];
+    if (!slot) slot = std::make_shared<Group>(state_key, members);
     state = slot;
   }
-  ThreadsOptions options = options_;
-  options.timeout = timeout();
-  options.tree_threshold_bytes = tree_threshold_bytes();
-  auto child = std::make_unique<ThreadsCommunicator>(world_, state, new_rank, options);
+  auto child = std::make_unique<ThreadsCommunicator>(world_, state, new_rank, ThreadsOptions{});
+  child->set_group_name(group() + suffix);
+  pass_settings_to(*child);
   return child;
 }
 

@@ -48,7 +48,7 @@ struct Mailbox {
 struct World;
 
 struct Group {
-  std::string name;
+  std::string name;              // a unique key ("world/split0:1/split2:0"), not the display name
   std::vector<int> world_ranks;  // group rank -> world rank
   std::vector<std::unique_ptr<Mailbox>> boxes;
   std::unique_ptr<std::atomic<std::uint64_t>[]> entered;  // collectives entered, per rank

@@ -6,37 +6,16 @@
 #include <cstring>
 
 #include "common/check.h"
-#include "common/float16.h"
 
 namespace book::coll {
 
-// The rounding itself is book-wide (common/float16.h); these give it the collectives' types.
-BFloat16 to_bf16(float value) { return {float_to_bf16(value)}; }
-float to_float(BFloat16 value) { return bf16_to_float(value.bits); }
-Half to_half(float value) { return {float_to_fp16(value)}; }
-float to_float(Half value) { return fp16_to_float(value.bits); }
-
-std::size_t dtype_size(DType dtype) { return dtype == DType::f32 ? 4 : 2; }
-
-const char* dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::f32:
-      return "f32";
-    case DType::bf16:
-      return "bf16";
-    case DType::f16:
-      return "f16";
-  }
-  return "?";
-}
-
 const char* op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum:
+    case ReduceOp::kSum:
       return "sum";
-    case ReduceOp::avg:
+    case ReduceOp::kAvg:
       return "avg";
-    case ReduceOp::max:
+    case ReduceOp::kMax:
       return "max";
   }
   return "?";
@@ -44,17 +23,17 @@ const char* op_name(ReduceOp op) {
 
 const char* algorithm_name(Algorithm algorithm) {
   switch (algorithm) {
-    case Algorithm::automatic:
+    case Algorithm::kAutomatic:
       return "automatic";
-    case Algorithm::ring:
+    case Algorithm::kRing:
       return "ring";
-    case Algorithm::tree:
+    case Algorithm::kTree:
       return "tree";
-    case Algorithm::naive:
+    case Algorithm::kNaive:
       return "naive";
-    case Algorithm::native:
+    case Algorithm::kNative:
       return "native";
-    case Algorithm::ring_fused:
+    case Algorithm::kRingFused:
       return "ring_fused";
   }
   return "?";
@@ -74,7 +53,7 @@ template <typename T, typename Load, typename Store>
 void reduce_typed(void* dst, const void* src, std::size_t n, ReduceOp op, Load load, Store store) {
   T* d = static_cast<T*>(dst);
   const T* s = static_cast<const T*>(src);
-  if (op == ReduceOp::max) {
+  if (op == ReduceOp::kMax) {
     for (std::size_t i = 0; i < n; ++i) d[i] = store(std::max(load(d[i]), load(s[i])));
   } else {
     for (std::size_t i = 0; i < n; ++i) d[i] = store(load(d[i]) + load(s[i]));
@@ -92,16 +71,21 @@ void check_same(const Buffer& dst, const ConstBuffer& src, const char* what) {
 void reduce_into(Buffer dst, ConstBuffer src, ReduceOp op) {
   check_same(dst, src, "reduce_into");
   switch (dst.dtype) {
-    case DType::f32:
+    case DType::kF32:
       reduce_typed<float>(
           dst.data, src.data, dst.count, op, [](float x) { return x; }, [](float x) { return x; });
       break;
-    case DType::bf16:
+    case DType::kF64:
+      reduce_typed<double>(
+          dst.data, src.data, dst.count, op, [](double x) { return x; },
+          [](double x) { return x; });
+      break;
+    case DType::kBF16:
       reduce_typed<BFloat16>(
           dst.data, src.data, dst.count, op, [](BFloat16 x) { return to_float(x); },
           [](float x) { return to_bf16(x); });
       break;
-    case DType::f16:
+    case DType::kF16:
       reduce_typed<Half>(
           dst.data, src.data, dst.count, op, [](Half x) { return to_float(x); },
           [](float x) { return to_half(x); });
@@ -109,20 +93,24 @@ void reduce_into(Buffer dst, ConstBuffer src, ReduceOp op) {
   }
 }
 
-void scale(Buffer data, float factor) {
+void scale(Buffer data, double factor) {
+  const auto factor32 = static_cast<float>(factor);
   for (std::size_t i = 0; i < data.count; ++i) {
     switch (data.dtype) {
-      case DType::f32:
-        static_cast<float*>(data.data)[i] *= factor;
+      case DType::kF32:
+        static_cast<float*>(data.data)[i] *= factor32;
         break;
-      case DType::bf16: {
+      case DType::kF64:
+        static_cast<double*>(data.data)[i] *= factor;
+        break;
+      case DType::kBF16: {
         auto& x = static_cast<BFloat16*>(data.data)[i];
-        x = to_bf16(to_float(x) * factor);
+        x = to_bf16(to_float(x) * factor32);
         break;
       }
-      case DType::f16: {
+      case DType::kF16: {
         auto& x = static_cast<Half*>(data.data)[i];
-        x = to_half(to_float(x) * factor);
+        x = to_half(to_float(x) * factor32);
         break;
       }
     }

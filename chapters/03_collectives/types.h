@@ -1,6 +1,7 @@
 /// @file
-/// What a collective moves: typed views of buffers (FP32, BF16, FP16), reduction operators, the
-/// algorithm names, and how a buffer of `count` elements is cut into one shard per rank.
+/// What a collective moves: typed views of buffers (FP32, FP64, BF16, FP16: the book's DType from
+/// common/dtype.h), reduction operators, the algorithm names, and how a buffer of `count`
+/// elements is cut into one shard per rank.
 #pragma once
 
 #include <cstddef>
@@ -8,66 +9,50 @@
 #include <span>
 #include <string>
 
+#include "common/dtype.h"
+
 namespace book::coll {
 
-/// bfloat16: the top 16 bits of an FP32 (8 exponent bits, 7 mantissa bits). Storage only; every
-/// reduction converts to FP32, computes, and rounds back to nearest-even.
-struct BFloat16 {
-  std::uint16_t bits = 0;  ///< The raw bits.
+/// How elements from different ranks are combined.
+enum class ReduceOp {
+  kSum,  ///< The element-wise sum.
+  kAvg,  ///< The sum divided by the group size (what data-parallel training does to gradients).
+  kMax,  ///< The element-wise maximum.
 };
-
-/// IEEE 754 half precision (5 exponent bits, 10 mantissa bits). Storage only, like BFloat16.
-struct Half {
-  std::uint16_t bits = 0;  ///< The raw bits.
-};
-
-/// FP32 → BF16, round to nearest even (NaN stays NaN).
-BFloat16 to_bf16(float value);
-/// BF16 → FP32 (exact).
-float to_float(BFloat16 value);
-/// FP32 → FP16, round to nearest even; overflow gives ±inf, tiny values become subnormals or 0.
-Half to_half(float value);
-/// FP16 → FP32 (exact).
-float to_float(Half value);
-
-/// The element type of a buffer.
-enum class DType { f32, bf16, f16 };
-
-/// Bytes per element of `dtype`.
-std::size_t dtype_size(DType dtype);
-/// "f32", "bf16" or "f16".
-const char* dtype_name(DType dtype);
-
-/// How elements from different ranks are combined. `avg` is the sum divided by the group size
-/// (what data-parallel training does to gradients).
-enum class ReduceOp { sum, avg, max };
 
 /// "sum", "avg" or "max".
 const char* op_name(ReduceOp op);
 
-/// Which algorithm a collective runs. `automatic` picks tree below the communicator's
-/// tree_threshold_bytes() and ring from there on; `ring_fused` is the ring with each receive and
-/// reduce fused into one pass (all_reduce only); `native` hands the call to the backend's own
-/// library (MPI_Allreduce, ncclAllReduce) and exists only on the MPI and NCCL backends.
-enum class Algorithm { automatic, ring, tree, naive, native, ring_fused };
+/// Which algorithm a collective runs.
+enum class Algorithm {
+  kAutomatic,  ///< Tree below the communicator's tree_threshold_bytes(), ring from there on.
+  kRing,       ///< The ring (exercises coll.ring_*): bandwidth-optimal.
+  kTree,       ///< Binomial trees: ⌈log2 N⌉ levels, latency-optimal.
+  kNaive,      ///< Everything to rank 0 and back: the baseline.
+  kNative,     ///< The backend's own library (MPI_Allreduce, ncclAllReduce); MPI and NCCL only.
+  kRingFused,  ///< The ring with each receive and reduce fused into one pass (all_reduce only).
+};
 
-/// "automatic", "ring", "tree", "naive", "native" or "ring_fused".
+/// The name printed in messages and tables: "automatic", "ring", "tree", "naive", "native" or
+/// "ring_fused".
 const char* algorithm_name(Algorithm algorithm);
 
 /// A mutable, non-owning view of `count` elements of type `dtype`. Built from a std::span of
-/// float, BFloat16 or Half so that the type can't be mistaken.
+/// float, double, BFloat16 or Half so that the type can't be mistaken.
 struct Buffer {
-  void* data = nullptr;      ///< First element (host memory; device memory on the NCCL backend).
-  std::size_t count = 0;     ///< Number of elements.
-  DType dtype = DType::f32;  ///< Element type.
+  void* data = nullptr;       ///< First element (host memory; device memory on the NCCL backend).
+  std::size_t count = 0;      ///< Number of elements.
+  DType dtype = DType::kF32;  ///< Element type.
 
   Buffer() = default;
   /// A view of FP32 elements.
-  Buffer(std::span<float> s) : data(s.data()), count(s.size()), dtype(DType::f32) {}
+  Buffer(std::span<float> s) : data(s.data()), count(s.size()), dtype(DType::kF32) {}
+  /// A view of FP64 elements.
+  Buffer(std::span<double> s) : data(s.data()), count(s.size()), dtype(DType::kF64) {}
   /// A view of BF16 elements.
-  Buffer(std::span<BFloat16> s) : data(s.data()), count(s.size()), dtype(DType::bf16) {}
+  Buffer(std::span<BFloat16> s) : data(s.data()), count(s.size()), dtype(DType::kBF16) {}
   /// A view of FP16 elements.
-  Buffer(std::span<Half> s) : data(s.data()), count(s.size()), dtype(DType::f16) {}
+  Buffer(std::span<Half> s) : data(s.data()), count(s.size()), dtype(DType::kF16) {}
   /// A raw view, e.g. of device memory.
   Buffer(void* d, std::size_t n, DType t) : data(d), count(n), dtype(t) {}
 
@@ -83,17 +68,19 @@ struct Buffer {
 struct ConstBuffer {
   const void* data = nullptr;  ///< First element.
   std::size_t count = 0;       ///< Number of elements.
-  DType dtype = DType::f32;    ///< Element type.
+  DType dtype = DType::kF32;   ///< Element type.
 
   ConstBuffer() = default;
   /// A read-only view of a mutable buffer.
   ConstBuffer(const Buffer& b) : data(b.data), count(b.count), dtype(b.dtype) {}
   /// A view of FP32 elements.
-  ConstBuffer(std::span<const float> s) : data(s.data()), count(s.size()), dtype(DType::f32) {}
+  ConstBuffer(std::span<const float> s) : data(s.data()), count(s.size()), dtype(DType::kF32) {}
+  /// A view of FP64 elements.
+  ConstBuffer(std::span<const double> s) : data(s.data()), count(s.size()), dtype(DType::kF64) {}
   /// A view of BF16 elements.
-  ConstBuffer(std::span<const BFloat16> s) : data(s.data()), count(s.size()), dtype(DType::bf16) {}
+  ConstBuffer(std::span<const BFloat16> s) : data(s.data()), count(s.size()), dtype(DType::kBF16) {}
   /// A view of FP16 elements.
-  ConstBuffer(std::span<const Half> s) : data(s.data()), count(s.size()), dtype(DType::f16) {}
+  ConstBuffer(std::span<const Half> s) : data(s.data()), count(s.size()), dtype(DType::kF16) {}
   /// A raw view.
   ConstBuffer(const void* d, std::size_t n, DType t) : data(d), count(n), dtype(t) {}
 
@@ -117,13 +104,15 @@ struct Shard {
 /// all_gather and the i-th chunk of the ring. Requires parts ≥ 1 and 0 ≤ index < parts.
 Shard shard_of(std::size_t count, int parts, int index);
 
-/// dst[i] = op(dst[i], src[i]) for every element, computed in FP32 and rounded once to the
-/// buffer's type (`avg` adds here; the division by the group size is a separate scale()).
-/// Requires the same count and type.
+/// dst[i] = op(dst[i], src[i]) for every element, computed in FP32 (in FP64 for FP64) and rounded
+/// once to the buffer's type (kAvg adds here; the division by the group size is a separate
+/// scale()). Requires the same count and type.
 void reduce_into(Buffer dst, ConstBuffer src, ReduceOp op);
 
-/// data[i] *= factor, computed in FP32 and rounded once.
-void scale(Buffer data, float factor);
+/// data[i] *= factor, computed in FP32 with the factor rounded to FP32 (in FP64 for FP64), and
+/// rounded once. For a mean pass 1.0 / n: rounded to FP32 it is exactly 1.0f / n for every n
+/// below 2^22, and FP64 buffers get the exact quotient.
+void scale(Buffer data, double factor);
 
 /// Copies src into dst (same count and type).
 void copy_into(Buffer dst, ConstBuffer src);

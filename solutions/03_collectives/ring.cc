@@ -11,7 +11,7 @@ int wrap(int i, int n) { return ((i % n) + n) % n; }
 void ring_reduce_scatter(Communicator& comm, Buffer data, ReduceOp op) {
   const int n = comm.size(), r = comm.rank();
   const int next = wrap(r + 1, n), prev = wrap(r - 1, n);
-  const ReduceOp step_op = op == ReduceOp::avg ? ReduceOp::sum : op;
+  const ReduceOp step_op = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
   // The largest chunk is shard 0's; one temporary holds any incoming chunk.
   const Buffer incoming = comm.temporary(shard_of(data.count, n, 0).count, data.dtype);
   for (int step = 0; step < n - 1; ++step) {
@@ -23,9 +23,9 @@ void ring_reduce_scatter(Communicator& comm, Buffer data, ReduceOp op) {
     // makes it `step + 2`, and the chunk we send next step is exactly this one.
     comm.reduce_local(data.slice(in.offset, in.count), received, step_op);
   }
-  if (op == ReduceOp::avg) {
+  if (op == ReduceOp::kAvg) {
     const Shard mine = shard_of(data.count, n, r);
-    scale(data.slice(mine.offset, mine.count), 1.0f / static_cast<float>(n));
+    scale(data.slice(mine.offset, mine.count), 1.0 / n);
   }
 }
 //! [ring_reduce_scatter]

@@ -7,7 +7,7 @@ namespace book::coll {
 void ring_fused_all_reduce(Communicator& comm, Buffer data, ReduceOp op) {
   const int n = comm.size(), r = comm.rank();
   const int next = (r + 1) % n, prev = (r + n - 1) % n;
-  const ReduceOp step_op = op == ReduceOp::avg ? ReduceOp::sum : op;
+  const ReduceOp step_op = op == ReduceOp::kAvg ? ReduceOp::kSum : op;
   for (int step = 0; step < n - 1; ++step) {
     const Shard out = shard_of(data.count, n, ((r - step - 1) % n + n) % n);
     const Shard in = shard_of(data.count, n, ((r - step - 2) % n + n) % n);
@@ -15,9 +15,9 @@ void ring_fused_all_reduce(Communicator& comm, Buffer data, ReduceOp op) {
     comm.sendrecv_reduce(data.slice(out.offset, out.count), next, data.slice(in.offset, in.count),
                          prev, kTagRingReduceScatter, step_op);
   }
-  if (op == ReduceOp::avg) {
+  if (op == ReduceOp::kAvg) {
     const Shard mine = shard_of(data.count, n, r);
-    scale(data.slice(mine.offset, mine.count), 1.0f / static_cast<float>(n));
+    scale(data.slice(mine.offset, mine.count), 1.0 / n);
   }
   ring_all_gather(comm, data);
 }

@@ -5,8 +5,9 @@
 #include <numeric>
 
 #include "chapters/03_collectives/algorithms.h"
+#include "chapters/03_collectives/testing/collective_testing.h"
 #include "common/testing/exercise.h"
-#include "tests/03_collectives/test_util.h"
+#include "common/testing/expect_error.h"
 
 namespace book::coll {
 namespace {
@@ -73,7 +74,7 @@ EXERCISE_TEST("coll.all_to_all", AllToAll, ThroughTheCommunicator) {
 EXERCISE_TEST("coll.all_to_all", AllToAll, MismatchedCountsAreAnErrorNotAHang) {
   // Both ranks send {3, 2} and expect {3, 2}: rank 1 expects 3 elements from rank 0, which
   // sends it 2, so the receive sees a message of the wrong size.
-  testing::expect_error(
+  book::testing::expect_error(
       [] {
         run_ranks(2, [](Communicator& comm) {
           std::vector<float> input(5, 1.0f), output(5);

@@ -6,32 +6,33 @@
 #include <thread>
 
 #include "chapters/03_collectives/algorithms.h"
-#include "chapters/03_collectives/trace.h"
-#include "tests/03_collectives/test_util.h"
+#include "chapters/03_collectives/testing/collective_testing.h"
+#include "common/testing/expect_error.h"
+#include "common/trace.h"
 
 namespace book::coll {
 namespace {
 
 using namespace std::chrono_literals;
+using book::testing::expect_error;
 using testing::expect_close;
-using testing::expect_error;
 using testing::rank_input;
 using testing::reference;
 using testing::tolerance;
 using testing::TypedBuffer;
 
 TEST(AllReduce, TreeAndNaiveMatchTheReferenceEverywhere) {
-  for (Algorithm algo : {Algorithm::tree, Algorithm::naive, Algorithm::automatic}) {
+  for (Algorithm algo : {Algorithm::kTree, Algorithm::kNaive, Algorithm::kAutomatic}) {
     for (int n : testing::kWorldSizes) {
       for (std::size_t count : testing::awkward_counts(n)) {
-        for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg, ReduceOp::max}) {
-          const auto expected = reference(count, DType::f32, n, 21, op);
+        for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
+          const auto expected = reference(count, DType::kF32, n, 21, op);
           run_ranks(n, [&](Communicator& comm) {
-            TypedBuffer data = rank_input(count, DType::f32, comm.rank(), 21);
+            TypedBuffer data = rank_input(count, DType::kF32, comm.rank(), 21);
             comm.all_reduce(data.view(), op, algo);
-            expect_close(
-                data, expected, 0, count, tolerance(DType::f32, n),
-                std::string(algorithm_name(algo)) + " " + testing::label(n, count, DType::f32, op));
+            expect_close(data, expected, 0, count, tolerance(DType::kF32, n),
+                         std::string(algorithm_name(algo)) + " " +
+                             testing::label(n, count, DType::kF32, op));
           });
         }
       }
@@ -44,11 +45,11 @@ TEST(AllReduce, NaiveRootCarriesEverythingTreeMovesTwoSPerEdge) {
     const std::size_t count = 1000, bytes = 4 * count;
     std::vector<Counters> naive(n), tree(n);
     run_ranks(n, [&](Communicator& comm) {
-      TypedBuffer data = rank_input(count, DType::f32, comm.rank(), 22);
-      comm.all_reduce(data.view(), ReduceOp::sum, Algorithm::naive);
+      TypedBuffer data = rank_input(count, DType::kF32, comm.rank(), 22);
+      comm.all_reduce(data.view(), ReduceOp::kSum, Algorithm::kNaive);
       naive[comm.rank()] = comm.counters();
       comm.reset_counters();
-      comm.all_reduce(data.view(), ReduceOp::sum, Algorithm::tree);
+      comm.all_reduce(data.view(), ReduceOp::kSum, Algorithm::kTree);
       tree[comm.rank()] = comm.counters();
     });
     EXPECT_EQ(naive[0].bytes_sent, (n - 1) * bytes) << "N=" << n << ": the root sends S to each";
@@ -69,8 +70,8 @@ TEST(Broadcast, FromEveryRoot) {
   for (int n : testing::kWorldSizes)
     for (int root = 0; root < n; ++root)
       run_ranks(n, [&](Communicator& comm) {
-        TypedBuffer data = rank_input(333, DType::bf16, comm.rank(), 23);
-        const TypedBuffer expected = rank_input(333, DType::bf16, root, 23);
+        TypedBuffer data = rank_input(333, DType::kBF16, comm.rank(), 23);
+        const TypedBuffer expected = rank_input(333, DType::kBF16, root, 23);
         comm.broadcast(data.view(), root);
         for (std::size_t i = 0; i < 333; ++i)
           ASSERT_EQ(data.get(i), expected.get(i))
@@ -85,15 +86,15 @@ TEST(Broadcast, FromEveryRoot) {
 TEST(Reduce, LandsOnTheRootOnly) {
   for (int n : testing::kWorldSizes)
     for (int root : {0, n - 1}) {
-      const auto expected = reference(501, DType::f32, n, 24, ReduceOp::sum);
+      const auto expected = reference(501, DType::kF32, n, 24, ReduceOp::kSum);
       run_ranks(n, [&](Communicator& comm) {
-        const TypedBuffer input = rank_input(501, DType::f32, comm.rank(), 24);
-        TypedBuffer output(comm.rank() == root ? 501 : 0, DType::f32);
+        const TypedBuffer input = rank_input(501, DType::kF32, comm.rank(), 24);
+        TypedBuffer output(comm.rank() == root ? 501 : 0, DType::kF32);
         output.poison();
         TypedBuffer in_copy = input;
-        comm.reduce(in_copy.view(), output.view(), root, ReduceOp::sum);
+        comm.reduce(in_copy.view(), output.view(), root, ReduceOp::kSum);
         if (comm.rank() == root)
-          expect_close(output, expected, 0, 501, tolerance(DType::f32, n),
+          expect_close(output, expected, 0, 501, tolerance(DType::kF32, n),
                        "N=" + std::to_string(n) + " root " + std::to_string(root));
         for (std::size_t i = 0; i < 501; ++i)
           ASSERT_EQ(in_copy.get(i), input.get(i)) << "reduce changed its input at element " << i;
@@ -136,7 +137,7 @@ TEST(Split, GroupsByColorOrderedByKey) {
     EXPECT_EQ(half->rank(), 3 - world.rank() / 2);
     EXPECT_NE(half->group().find("world/split0:"), std::string::npos) << half->group();
     std::vector<float> x = {static_cast<float>(world.rank())};
-    half->all_reduce(std::span<float>(x), ReduceOp::sum, Algorithm::ring);
+    half->all_reduce(std::span<float>(x), ReduceOp::kSum, Algorithm::kRing);
     EXPECT_EQ(x[0], world.rank() % 2 ? 1 + 3 + 5 + 7 : 0 + 2 + 4 + 6);
     //! [split]
     auto none = world.split(world.rank() == 0 ? -1 : 0, 0);  // rank 0 opts out
@@ -162,8 +163,9 @@ TEST(Errors, BadArgumentsSayWhatWasWrong) {
                  {"root -1"});
     expect_error([&] { comm.send(std::span<const float>(data), 5, 0); }, {"rank 5"});
     expect_error([&] { comm.send(std::span<const float>(data), 1, -4); }, {"tags"});
-    expect_error([&] { comm.all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::native); },
-                 {"native"});
+    expect_error(
+        [&] { comm.all_reduce(std::span<float>(data), ReduceOp::kSum, Algorithm::kNative); },
+        {"native"});
     const std::vector<std::size_t> two = {5, 5}, three = {5, 5, 1};
     expect_error(
         [&] { comm.all_to_all(std::span<const float>(data), two, std::span<float>(data), two); },
@@ -183,7 +185,7 @@ TEST(Errors, BadArgumentsSayWhatWasWrong) {
     expect_error(
         [&] {
           comm.sendrecv_reduce(std::span<const float>(out), 1, std::span<float>(out), 2, 0,
-                               ReduceOp::avg);
+                               ReduceOp::kAvg);
         },
         {"divide by the size afterwards"});
     expect_error([&] { comm.set_timeout(0ms); }, {"timeout must be positive"});
@@ -196,7 +198,7 @@ TEST(Errors, RanksThatDisagreeOnTheCountFailInsteadOfHanging) {
       [] {
         run_ranks(4, [](Communicator& comm) {
           std::vector<float> data(comm.rank() == 2 ? 12 : 13, 1.0f);
-          comm.all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring);
+          comm.all_reduce(std::span<float>(data), ReduceOp::kSum, Algorithm::kRing);
         });
       },
       {"all_reduce(ring", "same counts"});
@@ -213,7 +215,7 @@ TEST(Errors, ASlowRankTimesOutNamingTheCollectiveGroupAndRank) {
             [](Communicator& comm) {
               if (comm.rank() == 1) std::this_thread::sleep_for(1500ms);
               std::vector<float> data(100, 1.0f);
-              comm.all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring);
+              comm.all_reduce(std::span<float>(data), ReduceOp::kSum, Algorithm::kRing);
             },
             options);
       },
@@ -228,7 +230,7 @@ TEST(Errors, ARankThatReturnsEarlyIsNamedAtOnce) {
         run_ranks(4, [](Communicator& comm) {
           if (comm.rank() == 3) return;
           std::vector<float> data(10, 1.0f);
-          comm.all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::tree);
+          comm.all_reduce(std::span<float>(data), ReduceOp::kSum, Algorithm::kTree);
         });
       },
       {"all_reduce(tree", "rank 3 returned without taking part"});
@@ -262,7 +264,7 @@ TEST(Trace, RecordsEveryRingStepOnEveryRanksTrack) {
       4,
       [](Communicator& comm) {
         std::vector<float> data(4000, 1.0f);
-        comm.all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring);
+        comm.all_reduce(std::span<float>(data), ReduceOp::kSum, Algorithm::kRing);
       },
       options);
   int sendrecv[4] = {}, reduce[4] = {}, collective[4] = {};

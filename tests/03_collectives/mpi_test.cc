@@ -1,13 +1,14 @@
-// The MPI backend, run as real processes: tests/03_collectives/mpirun.sh starts N copies with
-// mpirun. The book's ring next to MPI's own collectives, exact byte counts, split, and errors.
+// The MPI backend, run as real processes: mpi_test() (chapters/03_collectives/testing/mpi.bzl)
+// starts N copies with mpirun. The book's ring next to MPI's own collectives, exact byte counts,
+// split, and errors.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <thread>
 
+#include "chapters/03_collectives/async.h"
 #include "chapters/03_collectives/mpi.h"
-#include "tests/03_collectives/test_util.h"
+#include "chapters/03_collectives/testing/collective_testing.h"
+#include "common/testing/expect_error.h"
 
 namespace book::coll {
 namespace {
@@ -22,33 +23,50 @@ TEST(Mpi, RingTreeNaiveAndNativeAgreeWithTheReference) {
   MpiCommunicator comm;
   const int n = comm.size();
   for (std::size_t count : testing::awkward_counts(n)) {
-    for (Algorithm algo : {Algorithm::ring, Algorithm::ring_fused, Algorithm::tree,
-                           Algorithm::naive, Algorithm::native}) {
-      for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg, ReduceOp::max}) {
-        const auto expected = reference(count, DType::f32, n, 31, op);
-        TypedBuffer data = rank_input(count, DType::f32, comm.rank(), 31);
+    for (Algorithm algo : {Algorithm::kRing, Algorithm::kRingFused, Algorithm::kTree,
+                           Algorithm::kNaive, Algorithm::kNative}) {
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
+        const auto expected = reference(count, DType::kF32, n, 31, op);
+        TypedBuffer data = rank_input(count, DType::kF32, comm.rank(), 31);
         comm.all_reduce(data.view(), op, algo);
-        expect_close(data, expected, 0, count, tolerance(DType::f32, n),
+        expect_close(data, expected, 0, count, tolerance(DType::kF32, n),
                      std::string(algorithm_name(algo)) + " " +
-                         testing::label(n, count, DType::f32, op) + " rank " +
+                         testing::label(n, count, DType::kF32, op) + " rank " +
                          std::to_string(comm.rank()));
       }
     }
   }
 }
 
+TEST(Mpi, NativeAndRingInFp64) {
+  MpiCommunicator comm;
+  const int n = comm.size();
+  for (Algorithm algo : {Algorithm::kNative, Algorithm::kRing}) {
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg}) {
+      TypedBuffer data = rank_input(1037, DType::kF64, comm.rank(), 34);
+      comm.all_reduce(data.view(), op, algo);
+      expect_close(data, reference(1037, DType::kF64, n, 34, op), 0, 1037,
+                   tolerance(DType::kF64, n), std::string(algorithm_name(algo)) + " f64");
+    }
+  }
+  TypedBuffer half = rank_input(8, DType::kBF16, comm.rank(), 35);
+  book::testing::expect_error(
+      [&] { comm.all_reduce(half.view(), ReduceOp::kSum, Algorithm::kNative); },
+      {"MPI has no bf16 reduction"});
+}
+
 TEST(Mpi, RingSendsTheTextbookVolumeExactly) {
   MpiCommunicator comm;
   const int n = comm.size(), r = comm.rank();
   for (std::size_t count : {std::size_t{1000}, std::size_t{1037}, std::size_t(n - 1)}) {
-    TypedBuffer data = rank_input(count, DType::bf16, r, 32);
+    TypedBuffer data = rank_input(count, DType::kBF16, r, 32);
     comm.reset_counters();
-    comm.all_reduce(data.view(), ReduceOp::sum, Algorithm::ring);
+    comm.all_reduce(data.view(), ReduceOp::kSum, Algorithm::kRing);
     EXPECT_EQ(comm.counters().bytes_sent,
               2 * (testing::ring_rs_sent(count, n, r) + testing::ring_ag_sent(count, n, r)))
         << "N=" << n << " count=" << count << " rank " << r;
-    const auto expected = reference(count, DType::bf16, n, 32, ReduceOp::sum);
-    expect_close(data, expected, 0, count, tolerance(DType::bf16, n), "bf16 ring over MPI");
+    const auto expected = reference(count, DType::kBF16, n, 32, ReduceOp::kSum);
+    expect_close(data, expected, 0, count, tolerance(DType::kBF16, n), "bf16 ring over MPI");
   }
 }
 
@@ -57,18 +75,18 @@ TEST(Mpi, ReduceScatterAllGatherNativeAndRing) {
   const int n = comm.size(), r = comm.rank();
   const std::size_t count = 1037;
   const Shard mine = shard_of(count, n, r);
-  const auto expected = reference(count, DType::f32, n, 33, ReduceOp::sum);
+  const auto expected = reference(count, DType::kF32, n, 33, ReduceOp::kSum);
   const std::vector<double> my_part(expected.begin() + mine.offset,
                                     expected.begin() + mine.offset + mine.count);
-  for (Algorithm algo : {Algorithm::ring, Algorithm::native}) {
-    TypedBuffer input = rank_input(count, DType::f32, r, 33), shard(mine.count, DType::f32);
+  for (Algorithm algo : {Algorithm::kRing, Algorithm::kNative}) {
+    TypedBuffer input = rank_input(count, DType::kF32, r, 33), shard(mine.count, DType::kF32);
     shard.poison();
-    comm.reduce_scatter(input.view(), shard.view(), ReduceOp::sum, algo);
-    expect_close(shard, my_part, 0, mine.count, tolerance(DType::f32, n), algorithm_name(algo));
-    TypedBuffer full(count, DType::f32);
+    comm.reduce_scatter(input.view(), shard.view(), ReduceOp::kSum, algo);
+    expect_close(shard, my_part, 0, mine.count, tolerance(DType::kF32, n), algorithm_name(algo));
+    TypedBuffer full(count, DType::kF32);
     full.poison();
     comm.all_gather(shard.view(), full.view(), algo);
-    expect_close(full, expected, 0, count, tolerance(DType::f32, n), algorithm_name(algo));
+    expect_close(full, expected, 0, count, tolerance(DType::kF32, n), algorithm_name(algo));
   }
 }
 
@@ -95,7 +113,7 @@ TEST(Mpi, AllToAllBroadcastSplitBarrier) {
   auto half = comm.split(r % 2, r);
   ASSERT_NE(half, nullptr);
   std::vector<float> x = {1.0f};
-  half->all_reduce(std::span<float>(x), ReduceOp::sum, Algorithm::ring);
+  half->all_reduce(std::span<float>(x), ReduceOp::kSum, Algorithm::kRing);
   EXPECT_EQ(x[0], static_cast<float>(half->size()));
   comm.barrier();
 }
@@ -108,48 +126,55 @@ TEST(Mpi, ARankThatNeverArrivesTimesOutWithItsName) {
   comm->set_timeout(std::chrono::milliseconds(300));
   if (comm->rank() == 0) {
     std::vector<float> data(10, 1.0f);
-    testing::expect_error(
-        [&] { comm->all_reduce(std::span<float>(data), ReduceOp::sum, Algorithm::ring); },
+    book::testing::expect_error(
+        [&] { comm->all_reduce(std::span<float>(data), ReduceOp::kSum, Algorithm::kRing); },
         {"all_reduce(ring", "timed out after 300 ms",
          "waiting for rank " + std::to_string(comm->size() - 1)});
   }
   world.barrier();  // rank 1.. never joined that all_reduce
 }
 
-// On ranks other than 0: print failures only, each with its rank.
-class FailurePrinter : public ::testing::EmptyTestEventListener {
- public:
-  explicit FailurePrinter(int rank) : rank_(rank) {}
-  void OnTestPartResult(const ::testing::TestPartResult& result) override {
-    if (result.failed())
-      std::printf("[rank %d] %s:%d: %s\n", rank_, result.file_name() ? result.file_name() : "?",
-                  result.line_number(), result.message());
+TEST(Mpi, NonBlockingCollectivesRunOnTheirOwnThread) {
+  MpiCommunicator comm;
+  const int n = comm.size(), r = comm.rank();
+  AsyncCommunicator async(comm);  // needs MPI_THREAD_MULTIPLE, which MpiSession asked for
+  std::vector<TypedBuffer> buckets;
+  std::vector<CollectiveHandle> handles;
+  for (int b = 0; b < 4; ++b) {
+    buckets.push_back(rank_input(300 + 77 * b, DType::kF32, r, 40 + b));
+    handles.push_back(async.all_reduce(buckets.back().view(), ReduceOp::kSum, Algorithm::kRing));
   }
+  // Meanwhile this thread calls MPI too, on the caller's communicator.
+  TypedBuffer other = rank_input(501, DType::kBF16, r, 45);
+  comm.all_reduce(other.view(), ReduceOp::kSum, Algorithm::kRing);
+  expect_close(other, reference(501, DType::kBF16, n, 45, ReduceOp::kSum), 0, 501,
+               tolerance(DType::kBF16, n), "blocking bf16 next to the non-blocking ones");
+  for (int b = 0; b < 4; ++b) {
+    handles[b].wait();
+    const std::size_t count = 300 + 77 * b;
+    expect_close(buckets[b], reference(count, DType::kF32, n, 40 + b, ReduceOp::kSum), 0, count,
+                 tolerance(DType::kF32, n), handles[b].name() + " rank " + std::to_string(r));
+  }
+}
 
- private:
-  int rank_;
-};
+TEST(Mpi, ANonBlockingTimeoutSurfacesAtWait) {
+  MpiCommunicator world;
+  if (world.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  auto comm = world.split(0, world.rank());  // a fresh group for the orphaned messages
+  comm->set_timeout(std::chrono::milliseconds(300));
+  {
+    AsyncCommunicator async(*comm);
+    if (comm->rank() == 0) {  // the others never start it
+      std::vector<float> data(10, 1.0f);
+      CollectiveHandle handle =
+          async.all_reduce(std::span<float>(data), ReduceOp::kSum, Algorithm::kRing);
+      book::testing::expect_error(
+          [&] { handle.wait(); },
+          {"non-blocking all_reduce #1 (10 x f32) failed", "timed out after 300 ms"});
+    }
+  }
+  world.barrier();
+}
 
 }  // namespace
 }  // namespace book::coll
-
-int main(int argc, char** argv) {
-  book::coll::MpiSession mpi(&argc, &argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) {  // one XML report (rank 0's); the others print only failures
-    unsetenv("XML_OUTPUT_FILE");
-    unsetenv("GTEST_OUTPUT");
-    unsetenv("TEST_PREMATURE_EXIT_FILE");
-  }
-  ::testing::InitGoogleTest(&argc, argv);
-  if (rank != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-    listeners.Append(new book::coll::FailurePrinter(rank));
-  }
-  const int failed = RUN_ALL_TESTS();
-  int any_failed = 0;
-  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return any_failed ? 1 : 0;
-}

@@ -22,15 +22,15 @@ TEST(Nccl, SingleRankCollectivesOnOneGpu) {
   float* device = nullptr;
   BOOK_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&device), count * sizeof(float)));
   BOOK_CUDA_CHECK(cudaMemcpy(device, host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
-  comm.all_reduce(Buffer(device, count, DType::f32), ReduceOp::sum);  // one rank: unchanged
-  comm.all_reduce(Buffer(device, count, DType::f32), ReduceOp::avg, Algorithm::native);
-  comm.broadcast(Buffer(device, count, DType::f32), 0);
+  comm.all_reduce(Buffer(device, count, DType::kF32), ReduceOp::kSum);  // one rank: unchanged
+  comm.all_reduce(Buffer(device, count, DType::kF32), ReduceOp::kAvg, Algorithm::kNative);
+  comm.broadcast(Buffer(device, count, DType::kF32), 0);
   comm.barrier();
   BOOK_CUDA_CHECK(cudaMemcpy(back.data(), device, count * sizeof(float), cudaMemcpyDeviceToHost));
   for (std::size_t i = 0; i < count; ++i)
     ASSERT_EQ(back[i], host[i]) << "element " << i << " changed in a one-rank all-reduce";
-  EXPECT_THROW(comm.all_reduce(Buffer(device, count, DType::f32), ReduceOp::sum, Algorithm::ring),
-               Error)
+  EXPECT_THROW(
+      comm.all_reduce(Buffer(device, count, DType::kF32), ReduceOp::kSum, Algorithm::kRing), Error)
       << "NCCL runs its own algorithms";
   BOOK_CUDA_CHECK(cudaFree(device));
 }

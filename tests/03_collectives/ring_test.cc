@@ -3,11 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <bit>
-#include <mutex>
 
 #include "chapters/03_collectives/algorithms.h"
+#include "chapters/03_collectives/testing/collective_testing.h"
 #include "common/testing/exercise.h"
-#include "tests/03_collectives/test_util.h"
 
 namespace book::coll {
 namespace {
@@ -24,19 +23,19 @@ using testing::TypedBuffer;
 EXERCISE_TEST("coll.ring_reduce_scatter", RingReduceScatter, OwnChunkIsReducedAndBytesExact) {
   for (int n : kWorldSizes) {
     for (std::size_t count : awkward_counts(n)) {
-      for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg, ReduceOp::max}) {
-        const auto expected = reference(count, DType::f32, n, 11, op);
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
+        const auto expected = reference(count, DType::kF32, n, 11, op);
         run_ranks(n, [&](Communicator& comm) {
-          TypedBuffer data = rank_input(count, DType::f32, comm.rank(), 11);
+          TypedBuffer data = rank_input(count, DType::kF32, comm.rank(), 11);
           ring_reduce_scatter(comm, data.view(), op);
           const Shard mine = shard_of(count, n, comm.rank());
           expect_close(data, expected, mine.offset, mine.offset + mine.count,
-                       tolerance(DType::f32, n), label(n, count, DType::f32, op));
+                       tolerance(DType::kF32, n), label(n, count, DType::kF32, op));
           EXPECT_EQ(comm.counters().bytes_sent, 4 * testing::ring_rs_sent(count, n, comm.rank()))
-              << label(n, count, DType::f32, op) << " rank " << comm.rank()
+              << label(n, count, DType::kF32, op) << " rank " << comm.rank()
               << ": a ring reduce-scatter sends every chunk but the rank's own, once";
           EXPECT_EQ(comm.counters().messages_sent, static_cast<std::uint64_t>(n - 1))
-              << label(n, count, DType::f32, op) << ": N-1 ring steps, one message each";
+              << label(n, count, DType::kF32, op) << ": N-1 ring steps, one message each";
         });
       }
     }
@@ -46,18 +45,18 @@ EXERCISE_TEST("coll.ring_reduce_scatter", RingReduceScatter, OwnChunkIsReducedAn
 EXERCISE_TEST("coll.ring_reduce_scatter", RingReduceScatter, ThroughTheCommunicatorInBf16) {
   for (int n : kWorldSizes) {
     for (std::size_t count : awkward_counts(n)) {
-      const auto expected = reference(count, DType::bf16, n, 12, ReduceOp::sum);
+      const auto expected = reference(count, DType::kBF16, n, 12, ReduceOp::kSum);
       run_ranks(n, [&](Communicator& comm) {
-        TypedBuffer input = rank_input(count, DType::bf16, comm.rank(), 12);
+        TypedBuffer input = rank_input(count, DType::kBF16, comm.rank(), 12);
         const Shard mine = shard_of(count, n, comm.rank());
-        TypedBuffer output(mine.count, DType::bf16);
+        TypedBuffer output(mine.count, DType::kBF16);
         output.poison();
-        comm.reduce_scatter(input.view(), output.view(), ReduceOp::sum, Algorithm::ring);
+        comm.reduce_scatter(input.view(), output.view(), ReduceOp::kSum, Algorithm::kRing);
         const std::vector<double> my_part(expected.begin() + mine.offset,
                                           expected.begin() + mine.offset + mine.count);
         expect_close(
-            output, my_part, 0, mine.count, tolerance(DType::bf16, n),
-            label(n, count, DType::bf16, ReduceOp::sum) + " rank " + std::to_string(comm.rank()));
+            output, my_part, 0, mine.count, tolerance(DType::kBF16, n),
+            label(n, count, DType::kBF16, ReduceOp::kSum) + " rank " + std::to_string(comm.rank()));
       });
     }
   }
@@ -69,20 +68,20 @@ EXERCISE_TEST("coll.ring_all_gather", RingAllGather, EveryChunkArrivesAndBytesEx
       // Rank r's chunk holds rank r's input values there; everything else starts as NaN.
       std::vector<double> expected(count);
       for (int r = 0; r < n; ++r) {
-        const TypedBuffer in = rank_input(count, DType::f16, r, 13);
+        const TypedBuffer in = rank_input(count, DType::kF16, r, 13);
         const Shard s = shard_of(count, n, r);
         for (std::size_t i = s.offset; i < s.offset + s.count; ++i) expected[i] = in.get(i);
       }
       run_ranks(n, [&](Communicator& comm) {
-        const TypedBuffer in = rank_input(count, DType::f16, comm.rank(), 13);
-        TypedBuffer data(count, DType::f16);
+        const TypedBuffer in = rank_input(count, DType::kF16, comm.rank(), 13);
+        TypedBuffer data(count, DType::kF16);
         data.poison();
         const Shard mine = shard_of(count, n, comm.rank());
         for (std::size_t i = mine.offset; i < mine.offset + mine.count; ++i) data.set(i, in.get(i));
         ring_all_gather(comm, data.view());
         expect_close(
             data, expected, 0, count, 0.0,
-            label(n, count, DType::f16, ReduceOp::sum) + " rank " + std::to_string(comm.rank()));
+            label(n, count, DType::kF16, ReduceOp::kSum) + " rank " + std::to_string(comm.rank()));
         EXPECT_EQ(comm.counters().bytes_sent, 2 * testing::ring_ag_sent(count, n, comm.rank()))
             << "N=" << n << " count=" << count << " rank " << comm.rank()
             << ": a ring all-gather sends every chunk but chunk (r+1) mod N, once";
@@ -96,18 +95,18 @@ EXERCISE_TEST("coll.ring_all_gather", RingAllGather, ThroughTheCommunicatorPoiso
     const std::size_t count = 1037;
     std::vector<double> expected(count);
     for (int r = 0; r < n; ++r) {
-      const TypedBuffer in = rank_input(count, DType::f32, r, 14);
+      const TypedBuffer in = rank_input(count, DType::kF32, r, 14);
       const Shard s = shard_of(count, n, r);
       for (std::size_t i = s.offset; i < s.offset + s.count; ++i) expected[i] = in.get(i);
     }
     run_ranks(n, [&](Communicator& comm) {
-      const TypedBuffer full = rank_input(count, DType::f32, comm.rank(), 14);
+      const TypedBuffer full = rank_input(count, DType::kF32, comm.rank(), 14);
       const Shard mine = shard_of(count, n, comm.rank());
-      TypedBuffer shard(mine.count, DType::f32);
+      TypedBuffer shard(mine.count, DType::kF32);
       for (std::size_t i = 0; i < mine.count; ++i) shard.set(i, full.get(mine.offset + i));
-      TypedBuffer output(count, DType::f32);
+      TypedBuffer output(count, DType::kF32);
       output.poison();
-      comm.all_gather(shard.view(), output.view(), Algorithm::ring);
+      comm.all_gather(shard.view(), output.view(), Algorithm::kRing);
       expect_close(output, expected, 0, count, 0.0, "N=" + std::to_string(n));
     });
   }
@@ -116,14 +115,14 @@ EXERCISE_TEST("coll.ring_all_gather", RingAllGather, ThroughTheCommunicatorPoiso
 EXERCISE_TEST("coll.ring_all_reduce", RingAllReduce, AllOpsAllSizesAndTheTextbookVolume) {
   for (int n : kWorldSizes) {
     for (std::size_t count : awkward_counts(n)) {
-      for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg, ReduceOp::max}) {
-        const auto expected = reference(count, DType::f32, n, 15, op);
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
+        const auto expected = reference(count, DType::kF32, n, 15, op);
         run_ranks(n, [&](Communicator& comm) {
-          TypedBuffer data = rank_input(count, DType::f32, comm.rank(), 15);
+          TypedBuffer data = rank_input(count, DType::kF32, comm.rank(), 15);
           ring_all_reduce(comm, data.view(), op);
           const std::string what =
-              label(n, count, DType::f32, op) + " rank " + std::to_string(comm.rank());
-          expect_close(data, expected, 0, count, tolerance(DType::f32, n), what);
+              label(n, count, DType::kF32, op) + " rank " + std::to_string(comm.rank());
+          expect_close(data, expected, 0, count, tolerance(DType::kF32, n), what);
           const std::uint64_t sent = 4 * (testing::ring_rs_sent(count, n, comm.rank()) +
                                           testing::ring_ag_sent(count, n, comm.rank()));
           EXPECT_EQ(comm.counters().bytes_sent, sent) << what;
@@ -142,15 +141,15 @@ EXERCISE_TEST("coll.ring_all_reduce", RingAllReduce, AllOpsAllSizesAndTheTextboo
 }
 
 EXERCISE_TEST("coll.ring_all_reduce", RingAllReduce, HalfPrecisionAccumulatesInFp32) {
-  for (DType dtype : {DType::bf16, DType::f16}) {
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
     for (int n : kWorldSizes) {
       const std::size_t count = 1037;
-      const auto expected = reference(count, dtype, n, 16, ReduceOp::sum);
+      const auto expected = reference(count, dtype, n, 16, ReduceOp::kSum);
       run_ranks(n, [&](Communicator& comm) {
         TypedBuffer data = rank_input(count, dtype, comm.rank(), 16);
-        ring_all_reduce(comm, data.view(), ReduceOp::sum);
+        ring_all_reduce(comm, data.view(), ReduceOp::kSum);
         expect_close(data, expected, 0, count, tolerance(dtype, n),
-                     label(n, count, dtype, ReduceOp::sum));
+                     label(n, count, dtype, ReduceOp::kSum));
         EXPECT_EQ(comm.counters().bytes_sent, 2 * (testing::ring_rs_sent(count, n, comm.rank()) +
                                                    testing::ring_ag_sent(count, n, comm.rank())));
       });
@@ -162,38 +161,36 @@ EXERCISE_TEST("coll.ring_all_reduce", RingAllReduce, EveryRankEndsWithIdenticalB
   // The all-gather copies finished chunks, so all ranks agree bit for bit (DDP relies on it).
   for (int n : {3, 5, 8}) {
     const std::size_t count = 999;
-    std::vector<std::vector<float>> results(n);
-    run_ranks(n, [&](Communicator& comm) {
-      TypedBuffer data = rank_input(count, DType::f32, comm.rank(), 17);
-      comm.all_reduce(data.view(), ReduceOp::sum, Algorithm::ring);
-      for (std::size_t i = 0; i < count; ++i)
-        results[comm.rank()].push_back(static_cast<float>(data.get(i)));
+    const auto results = testing::collect_ranks(n, [&](Communicator& comm) {
+      TypedBuffer data = rank_input(count, DType::kF32, comm.rank(), 17);
+      comm.all_reduce(data.view(), ReduceOp::kSum, Algorithm::kRing);
+      return data.floats();
     });
-    for (int r = 1; r < n; ++r) EXPECT_EQ(results[r], results[0]) << "N=" << n << " rank " << r;
+    testing::expect_identical_on_every_rank(results, "N=" + std::to_string(n));
   }
 }
 
 EXERCISE_TEST("coll.ring_fused_all_reduce", RingFusedAllReduce, SameBytesSameBitsAsTheRing) {
   for (int n : kWorldSizes) {
     for (std::size_t count : awkward_counts(n)) {
-      for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg, ReduceOp::max}) {
-        const auto expected = reference(count, DType::bf16, n, 18, op);
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
+        const auto expected = reference(count, DType::kBF16, n, 18, op);
         run_ranks(n, [&](Communicator& comm) {
           const std::string what =
-              label(n, count, DType::bf16, op) + " rank " + std::to_string(comm.rank());
-          TypedBuffer fused = rank_input(count, DType::bf16, comm.rank(), 18);
+              label(n, count, DType::kBF16, op) + " rank " + std::to_string(comm.rank());
+          TypedBuffer fused = rank_input(count, DType::kBF16, comm.rank(), 18);
           if (count % 2) {  // directly, and through the Communicator's dispatch
             ring_fused_all_reduce(comm, fused.view(), op);
           } else {
-            comm.all_reduce(fused.view(), op, Algorithm::ring_fused);
+            comm.all_reduce(fused.view(), op, Algorithm::kRingFused);
           }
-          expect_close(fused, expected, 0, count, tolerance(DType::bf16, n), what);
+          expect_close(fused, expected, 0, count, tolerance(DType::kBF16, n), what);
           EXPECT_EQ(comm.counters().bytes_sent, 2 * (testing::ring_rs_sent(count, n, comm.rank()) +
                                                      testing::ring_ag_sent(count, n, comm.rank())))
               << what << ": fusing changes where bytes go in memory, not what crosses the link";
           EXPECT_EQ(comm.counters().messages_sent, 2u * (n - 1)) << what;
-          TypedBuffer plain = rank_input(count, DType::bf16, comm.rank(), 18);
-          comm.all_reduce(plain.view(), op, Algorithm::ring);
+          TypedBuffer plain = rank_input(count, DType::kBF16, comm.rank(), 18);
+          comm.all_reduce(plain.view(), op, Algorithm::kRing);
           for (std::size_t i = 0; i < count; ++i) {
             if (std::bit_cast<std::uint64_t>(fused.get(i)) !=
                 std::bit_cast<std::uint64_t>(plain.get(i))) {

@@ -1,45 +1,17 @@
-// Scaffolding: number formats, shards and the element-wise reductions.
+// Scaffolding: shards and the element-wise reductions in every DType (the number formats
+// themselves are common/dtype.h's, tested in common/dtype_test.cc).
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cmath>
 
+#include "chapters/03_collectives/testing/collective_testing.h"
 #include "chapters/03_collectives/types.h"
 #include "common/check.h"
 #include "common/rng.h"
 
 namespace book::coll {
 namespace {
-
-TEST(Bf16, RoundsToNearestEvenAndKeepsSpecials) {
-  EXPECT_EQ(to_bf16(1.0f).bits, 0x3f80);
-  EXPECT_EQ(to_float(to_bf16(-2.5f)), -2.5f);
-  // 1 + 2^-8 is halfway between two bf16 values; ties go to the even one (1.0).
-  EXPECT_EQ(to_float(to_bf16(1.0f + 0x1.0p-8f)), 1.0f);
-  EXPECT_EQ(to_float(to_bf16(1.0f + 0x1.8p-8f)), 1.0f + 0x1.0p-7f);
-  EXPECT_TRUE(std::isnan(to_float(to_bf16(NAN))));
-  EXPECT_EQ(to_float(to_bf16(INFINITY)), INFINITY);
-  Rng rng(3);
-  for (int i = 0; i < 10000; ++i) {
-    const auto x = static_cast<float>(rng.uniform(-100, 100));
-    EXPECT_LE(std::fabs(to_float(to_bf16(x)) - x), std::fabs(x) * 0x1.0p-8f) << "x = " << x;
-  }
-}
-
-TEST(Half, RoundsToNearestEvenWithSubnormalsAndOverflow) {
-  EXPECT_EQ(to_half(1.0f).bits, 0x3c00);
-  EXPECT_EQ(to_half(-2.0f).bits, 0xc000);
-  EXPECT_EQ(to_half(65504.0f).bits, 0x7bff);              // the largest half
-  EXPECT_EQ(to_half(70000.0f).bits, 0x7c00);              // overflow is inf
-  EXPECT_EQ(to_float(to_half(0x1.0p-24f)), 0x1.0p-24f);   // the smallest subnormal
-  EXPECT_EQ(to_float(to_half(1.0f + 0x1.0p-11f)), 1.0f);  // tie to even
-  EXPECT_EQ(to_float(to_half(1.0f + 0x1.8p-11f)), 1.0f + 0x1.0p-10f);
-  EXPECT_TRUE(std::isnan(to_float(to_half(NAN))));
-  for (std::uint32_t bits = 0; bits < 0x7c00; ++bits) {  // every finite half round-trips
-    const Half h{static_cast<std::uint16_t>(bits)};
-    ASSERT_EQ(to_half(to_float(h)).bits, bits) << "half bits 0x" << std::hex << bits;
-  }
-}
 
 TEST(Shard, FirstShardsTakeTheRemainder) {
   EXPECT_EQ(shard_of(10, 4, 0).offset, 0u);
@@ -69,18 +41,51 @@ TEST(Shard, RejectsShardsThatDoNotExist) {
 
 TEST(ReduceInto, SumMaxInEachTypeAndMismatchErrors) {
   std::vector<float> a = {1, -2, 3}, b = {0.5f, 4, -1};
-  reduce_into(std::span<float>(a), std::span<const float>(b), ReduceOp::max);
+  reduce_into(std::span<float>(a), std::span<const float>(b), ReduceOp::kMax);
   EXPECT_EQ(a, (std::vector<float>{1, 4, 3}));
   std::vector<BFloat16> x = {to_bf16(1.5f)}, y = {to_bf16(2.25f)};
-  reduce_into(std::span<BFloat16>(x), std::span<const BFloat16>(y), ReduceOp::sum);
+  reduce_into(std::span<BFloat16>(x), std::span<const BFloat16>(y), ReduceOp::kSum);
   EXPECT_EQ(to_float(x[0]), 3.75f);
   std::vector<Half> h = {to_half(1.0f)};
   scale(std::span<Half>(h), 0.25f);
   EXPECT_EQ(to_float(h[0]), 0.25f);
   std::vector<float> short_one = {1};
-  EXPECT_THROW(reduce_into(std::span<float>(a), std::span<const float>(short_one), ReduceOp::sum),
+  EXPECT_THROW(reduce_into(std::span<float>(a), std::span<const float>(short_one), ReduceOp::kSum),
                Error);
   EXPECT_THROW(copy_into(std::span<float>(a), std::span<const BFloat16>(y)), Error);
+}
+
+TEST(ReduceInto, Fp64IsComputedInFp64) {
+  // 1 + 2^-40 is not a float: an FP32 detour would lose the 2^-40.
+  std::vector<double> a = {1.0, -3.0}, b = {0x1.0p-40, 2.5};
+  reduce_into(std::span<double>(a), std::span<const double>(b), ReduceOp::kSum);
+  EXPECT_EQ(a, (std::vector<double>{1.0 + 0x1.0p-40, -0.5}));
+  reduce_into(std::span<double>(a), std::span<const double>(b), ReduceOp::kMax);
+  EXPECT_EQ(a, (std::vector<double>{1.0 + 0x1.0p-40, 2.5}));
+  std::vector<double> third = {1.0};
+  scale(std::span<double>(third), 1.0 / 3);
+  EXPECT_EQ(third[0], 1.0 / 3) << "the mean's factor must not pass through FP32";
+  std::vector<float> f = {3.0f};
+  scale(std::span<float>(f), 1.0 / 3);
+  EXPECT_EQ(f[0], 3.0f * (1.0f / 3.0f)) << "FP32 keeps its FP32 factor, bit for bit";
+}
+
+TEST(AllReduce, Fp64EveryAlgorithmWithinFp64Rounding) {
+  for (Algorithm algo :
+       {Algorithm::kRing, Algorithm::kRingFused, Algorithm::kTree, Algorithm::kNaive}) {
+    for (int n : {2, 3, 5}) {
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
+        const auto expected = testing::reference(1037, DType::kF64, n, 25, op);
+        run_ranks(n, [&](Communicator& comm) {
+          testing::TypedBuffer data = testing::rank_input(1037, DType::kF64, comm.rank(), 25);
+          comm.all_reduce(data.view(), op, algo);
+          testing::expect_close(
+              data, expected, 0, 1037, testing::tolerance(DType::kF64, n),
+              std::string(algorithm_name(algo)) + " " + testing::label(n, 1037, DType::kF64, op));
+        });
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,41 @@
+#include "chapters/03_collectives/busbw_options.h"
+
+#include <string>
+
+#include "common/flags.h"
+
+namespace book::coll {
+
+int busbw_max_mib_limit(BusbwStage stage) { return stage == BusbwStage::kNccl ? 65536 : 4096; }
+
+BusbwOptions parse_busbw_options(BusbwStage stage, int argc, const char* const* argv) {
+  BusbwOptions options;
+  const bool threads = stage == BusbwStage::kThreads;
+  const char* program = threads ? "busbw" : stage == BusbwStage::kMpi ? "busbw_mpi" : "busbw_nccl";
+  Flags flags(program, threads ? "all-reduce bus bandwidth, nccl-tests style, ranks as threads"
+                       : stage == BusbwStage::kMpi
+                           ? "all-reduce bus bandwidth over MPI processes, next to MPI_Allreduce"
+                           : "ncclAllReduce bus bandwidth, one MPI process per GPU");
+  if (stage == BusbwStage::kNccl) options.max_mib = 1024;
+  flags.add("max-mib", &options.max_mib, "the largest message, in MiB (sizes go up x4 from 1 KiB)")
+      .range(1, busbw_max_mib_limit(stage));
+  flags.add("tour", &options.tour, "a short run that prints the tour's headline lines");
+  if (threads) {
+    flags.add("ranks", &options.ranks, "ranks, as threads of this process").range(1, 1024);
+    flags.add("trace", &options.trace,
+              "write Chrome traces of one 4 MiB ring and fused ring to this path (and .tsv)");
+  } else {  // declared only to say where the ranks come from
+    flags.add("ranks", &options.ranks, "not here: the ranks are mpirun's processes (-np N)");
+  }
+  flags.parse(argc, argv);
+  if (!threads && flags.was_set("ranks"))
+    throw UsageError(
+        "--ranks is the threads stage's: here the ranks are mpirun's processes, "
+        "so write mpirun -np " +
+        std::to_string(options.ranks) + " " + program);
+  if (options.tour && !flags.was_set("max-mib"))
+    options.max_mib = threads ? 1 : stage == BusbwStage::kMpi ? 4 : 64;
+  return options;
+}
+
+}  // namespace book::coll
