@@ -6,17 +6,24 @@
 
 namespace book::train {
 
-void encode(Precision precision, std::span<const float> values, std::span<std::uint16_t> bits) {
-  BOOK_CHECK(precision != Precision::kFP32,
-             "encode: FP32 has no 16-bit encoding; use BF16 or FP16");
+namespace {
+
+void check_16_bit(const char* who, DType precision) {
+  BOOK_CHECK(precision == DType::kBF16 || precision == DType::kF16,
+             who << ": " << dtype_name(precision) << " has no 16-bit encoding; use bf16 or f16");
+}
+
+}  // namespace
+
+void encode(DType precision, std::span<const float> values, std::span<std::uint16_t> bits) {
+  check_16_bit("encode", precision);
   BOOK_CHECK(values.size() == bits.size(), "encode: " << values.size() << " values but room for "
                                                       << bits.size() << " 16-bit patterns");
   for (std::size_t i = 0; i < values.size(); ++i) bits[i] = encode(precision, values[i]);
 }
 
-void decode(Precision precision, std::span<const std::uint16_t> bits, std::span<float> values) {
-  BOOK_CHECK(precision != Precision::kFP32,
-             "decode: FP32 has no 16-bit encoding; use BF16 or FP16");
+void decode(DType precision, std::span<const std::uint16_t> bits, std::span<float> values) {
+  check_16_bit("decode", precision);
   BOOK_CHECK(values.size() == bits.size(), "decode: " << bits.size()
                                                       << " 16-bit patterns but room for "
                                                       << values.size() << " values");

@@ -19,13 +19,13 @@
 
 namespace book::train {
 
-/// bits[i] = encode(precision, values[i]). BF16 or FP16; equal lengths. Throws book::Error
+/// bits[i] = encode(precision, values[i]). kBF16 or kF16; equal lengths. Throws book::Error
 /// otherwise.
-void encode(Precision precision, std::span<const float> values, std::span<std::uint16_t> bits);
+void encode(DType precision, std::span<const float> values, std::span<std::uint16_t> bits);
 
-/// values[i] = decode(precision, bits[i]). BF16 or FP16; equal lengths. Throws book::Error
+/// values[i] = decode(precision, bits[i]). kBF16 or kF16; equal lengths. Throws book::Error
 /// otherwise.
-void decode(Precision precision, std::span<const std::uint16_t> bits, std::span<float> values);
+void decode(DType precision, std::span<const std::uint16_t> bits, std::span<float> values);
 
 /// True when every element is finite (no inf, no NaN).
 bool all_finite(std::span<const float> values);

@@ -1,9 +1,9 @@
 // bazel run -c opt //chapters/04_training_baseline:train [-- --tour] [--steps N] [--digits D]
-//     [--threads N] [--precision fp32|bf16|fp16]
+//     [--threads N] [--precision f32|bf16|f16]   (--help lists them)
 //
 // Trains the tiny GPT on multi-digit addition on the CPU, printing a progress line every few
 // steps (loss, tokens/s, MFU against chapter 1's measured FP32 peak), then the validation loss
-// and the task accuracy; writes a checkpoint and the loss curve (CSV + PNG). The steps of main()
+// and the task accuracy; writes a checkpoint and the loss curve (CSV + PNG). The steps of body()
 // are the functions below, in order: parse, build the run, print its header, train, evaluate,
 // write the results, print the memory and precision tables, print the tour lines.
 #include <algorithm>
@@ -17,7 +17,9 @@
 #include "chapters/01_gemm_cpu/sgemm.h"
 #include "chapters/04_training_baseline/mixed_precision_demo.h"
 #include "chapters/04_training_baseline/trainer.h"
-#include "common/check.h"
+#include "common/dtype.h"
+#include "common/flags.h"
+#include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
 
@@ -30,43 +32,25 @@ struct Args {
   std::int64_t steps = 3000;
   int digits = 3;
   int threads = 0;  // sgemm's thread count; 0 = all hardware threads
-  Precision precision = Precision::kFP32;
+  book::DType precision = book::DType::kF32;
 };
 
 Args parse(int argc, char** argv) {
   Args args;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      BOOK_CHECK(i + 1 < argc, a << " needs a value");
-      return argv[++i];
-    };
-    if (a == "--tour") {
-      args.tour = true;  // 2-digit addition learns in a few hundred steps: the tour's quick run
-      args.steps = 800;
-      args.digits = 2;
-    } else if (a == "--threads") {
-      args.threads = std::stoi(value());
-    } else if (a == "--digits") {
-      args.digits = std::stoi(value());
-    } else if (a == "--steps") {
-      args.steps = std::stoll(value());
-    } else if (a == "--precision") {
-      const std::string p = value();
-      BOOK_CHECK(p == "fp32" || p == "bf16" || p == "fp16",
-                 "--precision must be fp32, bf16 or fp16, got " << p);
-      args.precision = p == "fp32"   ? Precision::kFP32
-                       : p == "bf16" ? Precision::kBF16
-                                     : Precision::kFP16;
-    } else {
-      BOOK_CHECK(
-          false,
-          "unknown argument "
-              << a
-              << " (use --tour, --steps N, --digits D, --threads N, --precision fp32|bf16|fp16)");
-    }
+  std::string precision = "f32";
+  book::Flags flags("train", "trains the tiny GPT on multi-digit addition on the CPU");
+  flags.add("tour", &args.tour, "the tour's quick run: 2-digit addition in 800 steps");
+  flags.add("steps", &args.steps, "optimizer steps (the schedule's length)").range(10, 100000000);
+  flags.add("digits", &args.digits, "digits per operand of the addition task").range(1, 6);
+  flags.add("threads", &args.threads, "sgemm's threads (0: all hardware threads)").range(0, 4096);
+  flags.add("precision", &precision, "storage of weights and gradients")
+      .choices({"f32", "bf16", "f16", "fp32", "fp16"});
+  flags.parse(argc, argv);
+  if (args.tour) {  // 2-digit addition learns in a few hundred steps
+    if (!flags.was_set("steps")) args.steps = 800;
+    if (!flags.was_set("digits")) args.digits = 2;
   }
-  BOOK_CHECK(args.steps >= 10, "--steps must be >= 10, got " << args.steps);
+  args.precision = book::parse_dtype(precision);
   return args;
 }
 
@@ -128,7 +112,7 @@ void print_header(const Run& run, const Trainer& trainer) {
             << " (sum reversed)\n"
             << "step:       " << run.options.micro_batch << " sequences x "
             << run.options.accumulation << " micro-batches = " << trainer.tokens_per_step()
-            << " tokens, " << precision_name(run.options.precision) << ", AdamW, warm-up "
+            << " tokens, " << book::dtype_name(run.options.precision) << ", AdamW, warm-up "
             << run.options.warmup_steps << " + cosine to step " << run.args.steps << "\n"
             << "FLOPs:      6N + 12·L·C·T = " << book::fixed(run.flops_per_token / 1e6, 3)
             << " MFLOP per token\n"
@@ -246,7 +230,7 @@ void write_results(const Run& run, const Training& t, const Evaluation& e, const
   trainer.save(dir + "/ch04_checkpoint.bin");
   std::cout << "checkpoint: " << dir << "/ch04_checkpoint.bin\n";
   book::Table summary({"metric", "value"});
-  summary.add_row({"precision", precision_name(run.args.precision)});
+  summary.add_row({"precision", book::dtype_name(run.args.precision)});
   summary.add_row({"digits", std::to_string(run.args.digits)});
   summary.add_row({"steps", std::to_string(run.args.steps)});
   summary.add_row({"seconds", book::fixed(t.seconds, 1)});
@@ -263,7 +247,7 @@ void write_results(const Run& run, const Training& t, const Evaluation& e, const
 
 // Returns the mixed-precision report, which the tour line quotes.
 MemoryReport print_memory_and_precision(const Run& run, const Trainer& trainer) {
-  std::cout << "## Memory of a training step (" << precision_name(run.args.precision)
+  std::cout << "## Memory of a training step (" << book::dtype_name(run.args.precision)
             << ", measured from the buffers)\n\n"
             << memory_table(trainer.memory()).markdown() << "\n";
   const MemoryReport mixed = mixed_precision_memory(run.options);
@@ -290,9 +274,7 @@ void print_tour(const Run& run, const Training& t, const Evaluation& e, const Me
             << " tokens/s) | MFU = 6N+attn FLOPs x tokens/s / peak\n";
 }
 
-}  // namespace
-
-int main(int argc, char** argv) try {
+int body(int argc, char** argv) {
   const Args args = parse(argc, argv);
   book::gemm::set_sgemm_threads(args.threads);
   Trainer trainer(stage_options(args));
@@ -304,7 +286,8 @@ int main(int argc, char** argv) try {
   const MemoryReport mixed = print_memory_and_precision(run, trainer);
   print_tour(run, training, evaluation, mixed);
   return 0;
-} catch (const std::exception& error) {
-  std::cerr << "train: " << error.what() << "\n";
-  return 1;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return book::run_main(argc, argv, body); }

@@ -21,6 +21,8 @@ TrainOptions with_task_shape(TrainOptions options) {
   BOOK_CHECK(options.micro_batch >= 1 && options.accumulation >= 1,
              "TrainOptions: micro_batch and accumulation must be >= 1, got "
                  << options.micro_batch << " and " << options.accumulation);
+  BOOK_CHECK(options.precision != DType::kF64,
+             "TrainOptions: f64 is not a training precision; use f32, bf16 or f16");
   BOOK_CHECK(options.clip_norm > 0,
              "TrainOptions: clip_norm must be positive, got " << options.clip_norm);
   learning_rate(1, options.warmup_steps, options.total_steps, options.max_lr,
@@ -28,12 +30,17 @@ TrainOptions with_task_shape(TrainOptions options) {
   return options;
 }
 
+// The checkpoint's code for a precision, the same since format version 1: 0 f32, 1 bf16, 2 f16.
+std::int32_t precision_code(DType precision) {
+  return precision == DType::kF32 ? 0 : precision == DType::kBF16 ? 1 : 2;
+}
+
 // In mixed precision the model's FP32 parameters and gradients are what the CPU computes with,
 // copies of the 16-bit tensors a GPU would use directly: scratch, not model state.
 ModelOptions<float> model_options(const TrainOptions& options, MemoryTracker* tracker) {
   ModelOptions<float> o;
   o.tracker = tracker;
-  if (options.precision != Precision::kFP32)
+  if (options.precision != DType::kF32)
     o.parameter_category = o.gradient_category = MemoryCategory::kOther;
   return o;
 }
@@ -82,7 +89,7 @@ StepResult Trainer::step() {
   result.step = ++step_;
   result.lr = learning_rate(step_, options_.warmup_steps, options_.total_steps, options_.max_lr,
                             options_.min_lr);
-  const bool fp16 = options_.precision == Precision::kFP16;
+  const bool fp16 = options_.precision == DType::kF16;
   result.loss_scale = fp16 ? scaler_.scale() : 1.0f;
 
   model_.zero_grad();
@@ -181,7 +188,7 @@ std::int64_t Trainer::answer(std::int64_t a, std::int64_t b) {
 void Trainer::save(const std::string& path) const {
   CheckpointWriter out;
   out.add_value("config", options_.model);
-  out.add_value("precision", static_cast<std::int32_t>(options_.precision));
+  out.add_value("precision", precision_code(options_.precision));
   out.add_value("step", step_);
   out.add_value("adam_step", adam_.step());
   const float* weights = mixed() ? master_.data() : model_.params().data();
@@ -203,10 +210,11 @@ void Trainer::load(const std::string& path) {
                            << " heads); this trainer has " << options_.model.n_layer << ", "
                            << options_.model.d_model << ", " << options_.model.n_head);
   const auto precision = in.read_value<std::int32_t>("precision");
-  BOOK_CHECK(precision == static_cast<std::int32_t>(options_.precision),
-             "checkpoint " << path << " was written by a "
-                           << precision_name(static_cast<Precision>(precision))
-                           << " run; this trainer is " << precision_name(options_.precision));
+  BOOK_CHECK(precision == precision_code(options_.precision),
+             "checkpoint " << path << " was written by a run of precision code " << precision
+                           << " (0 f32, 1 bf16, 2 f16); this trainer is "
+                           << dtype_name(options_.precision) << " (code "
+                           << precision_code(options_.precision) << ")");
   step_ = in.read_value<std::int64_t>("step");
   adam_.set_step(in.read_value<std::int64_t>("adam_step"));
   in.read_array<float>("weights", master());

@@ -34,9 +34,9 @@ struct TrainOptions {
   float min_lr = 3e-4f;             ///< learning rate at the end of the cosine
   AdamWConfig adamw;                ///< betas, epsilon, weight decay
   float clip_norm = 1.0f;           ///< global gradient-norm limit
-  Precision precision = Precision::kFP32;  ///< storage of weights and gradients
-  LossScaler::Options scaler;              ///< dynamic loss scaling (used with FP16 only)
-  std::uint64_t seed = 1234;               ///< initialisation and data order
+  DType precision = DType::kF32;    ///< storage of weights and gradients: f32, bf16 or f16
+  LossScaler::Options scaler;       ///< dynamic loss scaling (used with FP16 only)
+  std::uint64_t seed = 1234;        ///< initialisation and data order
 };
 
 /// The stream a Trainer with `options` draws its training micro-batches from, one after another
@@ -111,7 +111,7 @@ class Trainer {
   const LossScaler& scaler() const { return scaler_; }      ///< loss scaling state
 
  private:
-  bool mixed() const { return options_.precision != Precision::kFP32; }
+  bool mixed() const { return options_.precision != DType::kF32; }
   std::span<float> master() { return mixed() ? master_.span() : model_.params().span(); }
   void refresh_low_weights();
 

@@ -55,7 +55,7 @@ struct Golden {
   int skipped = 0;        // steps the loss scaler skipped (not part of the record)
 };
 
-TrainOptions golden_options(Precision precision, int accumulation) {
+TrainOptions golden_options(DType precision, int accumulation) {
   TrainOptions o;
   o.digits = 2;
   o.model.n_layer = 2;
@@ -67,7 +67,7 @@ TrainOptions golden_options(Precision precision, int accumulation) {
   o.warmup_steps = 4;
   o.precision = precision;
   o.seed = 2024;
-  if (precision == Precision::kFP16) {
+  if (precision == DType::kF16) {
     // Start above FP16's range so the first steps overflow and are skipped, then grow again
     // every 2 clean steps: both of the scaler's paths run.
     o.scaler.initial_scale = o.scaler.max_scale = 16777216.0f;
@@ -117,22 +117,22 @@ std::vector<Case> cases() {
   stage.warmup_steps = 5;
   return {
       {"fp32",
-       golden_options(Precision::kFP32, 1),
+       golden_options(DType::kF32, 1),
        8,
        {0x9d2e6b764fa9cadaULL, 0x53e5b099be7f676bULL},
        {0, 0}},
       {"fp32 accumulation 3",
-       golden_options(Precision::kFP32, 3),
+       golden_options(DType::kF32, 3),
        6,
        {0x6f41d2b703366267ULL, 0x83bd884b8a49bd16ULL},
        {0, 0}},
       {"bf16 accumulation 2",
-       golden_options(Precision::kBF16, 2),
+       golden_options(DType::kBF16, 2),
        6,
        {0x17b64c18616ba287ULL, 0x06ba154700cc4d5eULL},
        {0, 0}},
       {"fp16 accumulation 2",
-       golden_options(Precision::kFP16, 2),
+       golden_options(DType::kF16, 2),
        10,
        {0x8e27326f63ca9ad4ULL, 0x563bffd39ba83557ULL},
        {0, 0}},
@@ -163,7 +163,7 @@ TEST(Golden, TrainingRunsAreBitIdenticalToTheRecord) {
       std::printf("golden %-22s %s kernel, %d thread(s): losses 0x%016llx weights 0x%016llx\n",
                   c.name, kernel, threads, static_cast<unsigned long long>(got.losses),
                   static_cast<unsigned long long>(got.weights));
-      if (c.options.precision == Precision::kFP16) {
+      if (c.options.precision == DType::kF16) {
         EXPECT_GT(got.skipped, 0) << c.name << ": the record must include skipped steps";
         EXPECT_LT(got.skipped, c.steps) << c.name << ": the record must include applied steps";
       }

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "common/check.h"
 #include "common/rng.h"
 
 namespace book::train::testing {
@@ -64,17 +63,6 @@ inline double weighted_sum(const std::vector<double>& out, const std::vector<dou
   double s = 0;
   for (std::size_t i = 0; i < out.size(); ++i) s += out[i] * weights[i];
   return s;
-}
-
-/// Fails the test unless `fn` throws a book::Error whose message contains `fragment`.
-inline void expect_error(const std::function<void()>& fn, const std::string& fragment) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error was thrown; expected one mentioning '" << fragment << "'";
-  } catch (const book::Error& error) {
-    EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos)
-        << "the error was: " << error.what() << "\nexpected it to mention: " << fragment;
-  }
 }
 
 }  // namespace book::train::testing

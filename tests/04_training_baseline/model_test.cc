@@ -96,7 +96,7 @@ EXERCISE_TEST("train.attention_backward", WholeModel, FloatGradientMatchesDouble
                {mf.grads().begin(), mf.grads().end()}, 1e-4);
 }
 
-TrainOptions tiny_training(Precision precision = Precision::kFP32) {
+TrainOptions tiny_training(DType precision = DType::kF32) {
   TrainOptions o;
   o.digits = 2;
   o.model.n_layer = 2;
@@ -127,9 +127,9 @@ void expect_bit_identical(const std::vector<float>& a, const std::vector<float>&
 }
 
 EXERCISE_TEST("train.adamw_step", Determinism, SameSeedSameLossesBitForBit) {
-  for (Precision p : {Precision::kFP32, Precision::kBF16, Precision::kFP16}) {
+  for (DType p : {DType::kF32, DType::kBF16, DType::kF16}) {
     Trainer a(tiny_training(p)), b(tiny_training(p));
-    expect_bit_identical(losses(a, 6), losses(b, 6), precision_name(p));
+    expect_bit_identical(losses(a, 6), losses(b, 6), dtype_name(p));
     TrainOptions other = tiny_training(p);
     other.seed += 1;
     Trainer c(other);
@@ -139,13 +139,13 @@ EXERCISE_TEST("train.adamw_step", Determinism, SameSeedSameLossesBitForBit) {
 }
 
 EXERCISE_TEST("train.adamw_step", Checkpoint, ResumedRunIsBitIdentical) {
-  for (Precision p : {Precision::kFP32, Precision::kFP16}) {
-    SCOPED_TRACE(precision_name(p));
+  for (DType p : {DType::kF32, DType::kF16}) {
+    SCOPED_TRACE(dtype_name(p));
     Trainer straight(tiny_training(p));
     const auto expected = losses(straight, 8);
     Trainer first_half(tiny_training(p));
     losses(first_half, 3);
-    const std::string path = ::testing::TempDir() + "/ch04_resume_" + precision_name(p) + ".ckpt";
+    const std::string path = ::testing::TempDir() + "/ch04_resume_" + dtype_name(p) + ".ckpt";
     first_half.save(path);
     TrainOptions resumed_options = tiny_training(p);
     resumed_options.seed = 555;  // a different seed: everything must come from the checkpoint
@@ -181,7 +181,7 @@ EXERCISE_TEST("train.adamw_step", GradientAccumulation, TwoHalvesEqualOneWholeBa
 }
 
 EXERCISE_TEST("train.loss_scaler", MixedPrecision, Fp16OverflowSkipsTheStepAndHalvesTheScale) {
-  TrainOptions options = tiny_training(Precision::kFP16);
+  TrainOptions options = tiny_training(DType::kF16);
   options.scaler.initial_scale = options.scaler.max_scale =
       16777216.0f;  // 2^24: gradients overflow
   Trainer trainer(options);

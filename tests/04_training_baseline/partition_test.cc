@@ -11,6 +11,7 @@
 
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/04_training_baseline/parameter_copy.h"
+#include "common/testing/expect_error.h"
 #include "tests/04_training_baseline/fake_group.h"
 #include "tests/04_training_baseline/gradcheck.h"
 #include "tests/04_training_baseline/tiny_model.h"
@@ -18,7 +19,7 @@
 namespace book::train {
 namespace {
 
-using testing::expect_error;
+using book::testing::expect_error;
 using testing::tiny_config;
 
 std::vector<std::string> names(const ParameterLayout& layout) {
@@ -195,6 +196,35 @@ TEST(ModelPart, RefusesBadPartsAndMisusedPieces) {
   expect_error([&] { acts.residual(3); }, "layer boundary 3 is outside this part's 1..2");
   expect_error([&] { acts.logits(); }, "has no LM head");
   expect_error([&] { acts.set_shape(2, 5); }, "batch 2 is outside 1..1");
+}
+
+TEST(Block, RefusesBuffersAndGroupsOfAnotherShape) {
+  const Config c = tiny_config();
+  Model<double> whole(c, 2);
+  const auto w = bind(whole.layout(), whole.params().data());
+  std::vector<double> x(2 * 5 * c.d_model, 0.5), y(x.size());
+  BlockActivations<double> acts(c, {}, 1, 5), half_acts(c, {0, 2}, 2, 5);
+  BlockWorkspace<double> workspace(c, {}, 2, 5);
+  BlockActivations<double> room(c, {}, 2, 5);
+  expect_error(
+      [&] { block_forward(c, {}, w.blocks[0], 2, 5, x.data(), y.data(), acts, workspace); },
+      "2 × 5 rows do not fit the activations (1 × 5)");
+  expect_error(
+      [&] { block_forward(c, {}, w.blocks[0], 2, 5, x.data(), y.data(), half_acts, workspace); },
+      "sized for another tensor-parallel slice");
+  expect_error(
+      [&] {
+        block_forward(c, {1, 2}, w.blocks[0], 2, 5, x.data(), y.data(), half_acts, workspace);
+      },
+      "tensor-parallel rank 1 of 2 needs a TensorParallelComm");
+  testing::FakeGroup<double> group(2);
+  expect_error(
+      [&] {
+        block_forward(c, {}, w.blocks[0], 2, 5, x.data(), y.data(), room, workspace,
+                      &group.rank(1));
+      },
+      "the group is rank 1 of 2 but the slice is rank 0 of 1");
+  expect_error([&] { BlockActivations<double>(c, {}, 0, 5); }, "room for 0 × 5 rows");
 }
 
 }  // namespace

@@ -12,12 +12,13 @@
 #include "chapters/04_training_baseline/clipping.h"
 #include "chapters/04_training_baseline/mixed_precision.h"
 #include "common/rng.h"
+#include "common/testing/expect_error.h"
 #include "tests/04_training_baseline/gradcheck.h"
 
 namespace book::train {
 namespace {
 
-using testing::expect_error;
+using book::testing::expect_error;
 
 TEST(Clipping, ShardedSumsOfSquaresGiveTheOneDeviceFactor) {
   // Three "ranks" each hold a part; the sum of their sums of squares is the global one, so every
@@ -49,13 +50,13 @@ TEST(MixedPrecisionSpans, MatchTheScalarConversionsAndUnscaleExactly) {
   Rng rng(42);
   std::vector<float> values(333);
   for (auto& v : values) v = static_cast<float>(rng.uniform(-1e5, 1e5) * rng.uniform());
-  for (Precision p : {Precision::kBF16, Precision::kFP16}) {
+  for (DType p : {DType::kBF16, DType::kF16}) {
     std::vector<std::uint16_t> bits(values.size(), 0xdead);
     std::vector<float> back(values.size(), std::numeric_limits<float>::quiet_NaN());
     encode(p, values, bits);
     decode(p, bits, back);
     for (std::size_t i = 0; i < values.size(); ++i) {
-      ASSERT_EQ(bits[i], encode(p, values[i])) << precision_name(p) << " of " << values[i];
+      ASSERT_EQ(bits[i], encode(p, values[i])) << dtype_name(p) << " of " << values[i];
       ASSERT_EQ(back[i], round_to(p, values[i])) << values[i];
     }
   }
@@ -66,9 +67,10 @@ TEST(MixedPrecisionSpans, MatchTheScalarConversionsAndUnscaleExactly) {
   grads[1] = std::numeric_limits<float>::infinity();
   EXPECT_FALSE(all_finite(grads));
   std::vector<std::uint16_t> short_bits(2);
-  expect_error([&] { encode(Precision::kFP16, grads, short_bits); },
+  expect_error([&] { encode(DType::kF16, grads, short_bits); },
                "3 values but room for 2 16-bit patterns");
-  expect_error([&] { decode(Precision::kFP32, short_bits, grads); }, "FP32 has no 16-bit encoding");
+  expect_error([&] { decode(DType::kF32, short_bits, grads); },
+               "f32 has no 16-bit encoding; use bf16 or f16");
   expect_error([&] { unscale(grads, 0.0f); }, "loss scale must be positive, got 0");
 }
 

@@ -88,7 +88,7 @@ EXERCISE_TEST("train.adamw_step", StepPieces, ComposeIntoTheTrainersStepBitForBi
   options.accumulation = 2;
   options.total_steps = 20;
   options.warmup_steps = 2;
-  options.precision = Precision::kFP16;
+  options.precision = DType::kF16;
   options.scaler.initial_scale = options.scaler.max_scale = 16777216.0f;  // first steps overflow
   options.scaler.growth_interval = 2;
   Trainer trainer(options);
