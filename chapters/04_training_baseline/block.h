@@ -1,70 +1,92 @@
 /// @file
-/// One transformer block, forward and backward, on a slice of its heads and of its MLP hidden
-/// dimension, so that chapter 7 can run it tensor-parallel (Megatron-LM's column/row split).
+/// One transformer block, forward and backward, on the tensor-parallel slice of its heads and
+/// MLP hidden units that this rank stores (Megatron-LM's column/row split), so that chapter 7
+/// can run it tensor-parallel with each rank holding only its shard.
 ///
-/// x → r = x + Attn(LN1(x)) → y = r + MLP(LN2(r)). With the heads [h0, h1) and hidden units
-/// [f0, f1) of a shard, the attention and MLP outputs are partial sums over shards; `reduce` is
-/// called on them (an all-reduce across the tensor-parallel group; nothing on one device) before
-/// the residual add, and on the gradients of LN1/LN2's outputs in the backward pass.
+/// x → r = x + Attn(LN1(x)) → y = r + MLP(LN2(r)). With this rank's heads and hidden units the
+/// attention and MLP outputs are partial sums over ranks; comm->all_reduce completes them before
+/// the residual add, and completes the gradients of LN1's and LN2's outputs in the backward pass.
+/// On one device (slice 0 of 1) there is no comm and nothing to reduce.
 #pragma once
 
 #include <cstddef>
-#include <functional>
-#include <vector>
 
 #include "chapters/04_training_baseline/config.h"
 #include "chapters/04_training_baseline/parameters.h"
+#include "chapters/04_training_baseline/partition.h"
+#include "chapters/04_training_baseline/tensor_parallel_comm.h"
+#include "common/memory.h"
 
 namespace book::train {
 
-/// The heads and MLP hidden units one tensor-parallel rank owns. The default is the whole block.
-struct Shard {
-  int head_begin = 0;    ///< first head
-  int head_end = -1;     ///< one past the last head (-1: n_head)
-  int hidden_begin = 0;  ///< first MLP hidden unit
-  int hidden_end = -1;   ///< one past the last hidden unit (-1: d_ff)
-
-  /// A copy with the -1s replaced by the config's sizes, checked against it.
-  Shard resolved(const Config& config) const;
-};
-
-/// Sums a partial result over the tensor-parallel group, in place. Empty: one device.
-template <typename T>
-using AllReduce = std::function<void(T* data, std::size_t count)>;
-
-/// What a block's forward pass keeps for its backward pass, for B·T rows and one shard.
+/// What a block's forward pass keeps for its backward pass, for up to max_batch × max_seq_len
+/// rows of one tensor-parallel slice (w = d_model/t, f = d_ff/t, h = n_head/t), reported to a
+/// tracker as MemoryCategory::kActivations: per row 3C (ln1, residual, ln2) + 4 (LayerNorm
+/// statistics) + 3w (qkv) + w (att_out) + 2f (fc, fc_gelu) numbers, plus h·T per row for the
+/// attention probabilities.
 template <typename T>
 struct BlockActivations {
-  std::vector<T> ln1;       ///< [N, C] LN1 output
-  std::vector<T> ln1_mean;  ///< [N] LN1 row means
-  std::vector<T> ln1_rstd;  ///< [N] LN1 reciprocal standard deviations
-  std::vector<T> qkv;       ///< [N, 3·heads·hs] this shard's q, k, v
-  std::vector<T> att;       ///< [B, heads, T, T] softmax probabilities
-  std::vector<T> att_out;   ///< [N, heads·hs] attention output before projection
-  std::vector<T> residual;  ///< [N, C] r = x + attention
-  std::vector<T> ln2;       ///< [N, C] LN2 output
-  std::vector<T> ln2_mean;  ///< [N] LN2 row means
-  std::vector<T> ln2_rstd;  ///< [N] LN2 reciprocal standard deviations
-  std::vector<T> fc;        ///< [N, hidden] MLP pre-activation
-  std::vector<T> fc_gelu;   ///< [N, hidden] MLP post-GELU
+  TrackedBuffer<T> ln1;       ///< [N, C] LN1 output
+  TrackedBuffer<T> ln1_mean;  ///< [N] LN1 row means
+  TrackedBuffer<T> ln1_rstd;  ///< [N] LN1 reciprocal standard deviations
+  TrackedBuffer<T> qkv;       ///< [N, 3w] this slice's q, k, v
+  TrackedBuffer<T> att;       ///< [B, h, T, T] softmax probabilities
+  TrackedBuffer<T> att_out;   ///< [N, w] attention output before projection
+  TrackedBuffer<T> residual;  ///< [N, C] r = x + attention
+  TrackedBuffer<T> ln2;       ///< [N, C] LN2 output
+  TrackedBuffer<T> ln2_mean;  ///< [N] LN2 row means
+  TrackedBuffer<T> ln2_rstd;  ///< [N] LN2 reciprocal standard deviations
+  TrackedBuffer<T> fc;        ///< [N, f] MLP pre-activation
+  TrackedBuffer<T> fc_gelu;   ///< [N, f] MLP post-GELU
+  int max_batch = 0;          ///< sequences it has room for
+  int max_seq_len = 0;        ///< positions per sequence it has room for
 
-  /// Sizes every buffer for `batch` × `seq_len` rows of `shard`.
-  void resize(const Config& config, const Shard& shard, int batch, int seq_len);
+  BlockActivations() = default;
+  /// Room for `max_batch` × `max_seq_len` rows of `slice`.
+  BlockActivations(const Config& config, const TensorParallelSlice& slice, int max_batch,
+                   int max_seq_len, MemoryTracker* tracker = nullptr);
   /// Bytes held by the buffers.
   std::size_t bytes() const;
 };
 
-/// y [N, C] = block(x [N, C]) on `shard`; fills `acts` (resized by the caller).
+/// Scratch of a block's passes that lives only during one call (the partial sums to all-reduce,
+/// the backward's intermediate gradients), for up to max_batch × max_seq_len rows of one slice,
+/// reported as MemoryCategory::kOther: per row 3C + 2f + w + 3w numbers. One workspace serves
+/// every block of a model and every micro-batch, since blocks run one at a time.
 template <typename T>
-void block_forward(const Config& config, const BlockTensors<T>& w, const Shard& shard, int batch,
-                   int seq_len, const T* x, T* y, BlockActivations<T>& acts,
-                   const AllReduce<T>& reduce = {});
+struct BlockWorkspace {
+  TrackedBuffer<T> partial;     ///< [N, C] a row-parallel output before the all-reduce
+  TrackedBuffer<T> d_residual;  ///< [N, C] gradient of r
+  TrackedBuffer<T> d_ln;        ///< [N, C] gradient of a LayerNorm's output
+  TrackedBuffer<T> d_gelu;      ///< [N, f] gradient of the GELU's output
+  TrackedBuffer<T> d_fc;        ///< [N, f] gradient of the MLP pre-activation
+  TrackedBuffer<T> d_att_out;   ///< [N, w] gradient of the attention output
+  TrackedBuffer<T> d_qkv;       ///< [N, 3w] gradient of q, k, v
+  std::size_t max_rows = 0;     ///< rows it has room for
 
-/// Given dy [N, C], writes dx [N, C] (overwrites) and adds into the shard's parameter gradients
-/// `g` (LayerNorm gradients are replicated: every shard adds the same full values).
+  BlockWorkspace() = default;
+  /// Room for `max_batch` × `max_seq_len` rows of `slice`.
+  BlockWorkspace(const Config& config, const TensorParallelSlice& slice, int max_batch,
+                 int max_seq_len, MemoryTracker* tracker = nullptr);
+  /// Bytes held by the buffers.
+  std::size_t bytes() const;
+};
+
+/// y [N, C] = block(x [N, C]) on this rank's `slice`, with weights `w` as the rank stores them
+/// (see BlockTensors); fills `acts`. `comm` is the tensor-parallel group (required when
+/// slice.size > 1, its rank and size equal to the slice's; may be null for one device).
 template <typename T>
-void block_backward(const Config& config, const BlockTensors<T>& w, const BlockTensors<T>& g,
-                    const Shard& shard, int batch, int seq_len, const T* x, const T* dy, T* dx,
-                    BlockActivations<T>& acts, const AllReduce<T>& reduce = {});
+void block_forward(const Config& config, const TensorParallelSlice& slice, const BlockTensors<T>& w,
+                   int batch, int seq_len, const T* x, T* y, BlockActivations<T>& acts,
+                   BlockWorkspace<T>& workspace, TensorParallelComm<T>* comm = nullptr);
+
+/// Given dy [N, C], writes dx [N, C] (overwrites) and adds into the gradients `g` of the
+/// tensors this rank stores (replicated ones — LayerNorms, b_out, b_proj — get the same full
+/// values on every rank).
+template <typename T>
+void block_backward(const Config& config, const TensorParallelSlice& slice,
+                    const BlockTensors<T>& w, const BlockTensors<T>& g, int batch, int seq_len,
+                    const T* x, const T* dy, T* dx, BlockActivations<T>& acts,
+                    BlockWorkspace<T>& workspace, TensorParallelComm<T>* comm = nullptr);
 
 }  // namespace book::train

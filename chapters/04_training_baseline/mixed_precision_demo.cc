@@ -34,12 +34,13 @@ book::Table memory_table(const MemoryReport& m) {
       m.master_weights + m.low_weights + m.low_grads + m.fp32_grads + m.adam_moments;
   row("= model state", state);
   row("activations (one micro-batch)", m.activations);
+  row("backward workspace", m.workspace);
   row("CPU emulation scratch (not on a GPU)", m.emulation_scratch);
   return table;
 }
 
 MemoryReport mixed_precision_memory(TrainOptions options) {
-  options.precision = Precision::kFP16;
+  options.precision = DType::kF16;
   return Trainer(options).memory();
 }
 
@@ -47,9 +48,9 @@ book::Table precision_demo_table() {
   book::Table table({"value", "as FP16", "FP16, loss scale 65536, unscaled", "as BF16"});
   const float scale = 65536.0f;
   for (float value : {65504.0f, 65519.0f, 65520.0f, 70000.0f, 3e-5f, 1e-7f, 1e-8f}) {
-    const float scaled = round_to(Precision::kFP16, value * scale) / scale;
-    table.add_row({show(value), show(round_to(Precision::kFP16, value)), show(scaled),
-                   show(round_to(Precision::kBF16, value))});
+    const float scaled = round_to(DType::kF16, value * scale) / scale;
+    table.add_row({show(value), show(round_to(DType::kF16, value)), show(scaled),
+                   show(round_to(DType::kBF16, value))});
   }
   // A real gradient: this model's, one batch at initialisation, FP32.
   TrainOptions options;
@@ -64,9 +65,9 @@ book::Table precision_demo_table() {
   for (float g : model.grads()) {
     if (g == 0) continue;
     ++nonzero;
-    lost_fp16 += round_to(Precision::kFP16, g) == 0;
-    lost_scaled += round_to(Precision::kFP16, g * scale) == 0;
-    lost_bf16 += round_to(Precision::kBF16, g) == 0;
+    lost_fp16 += round_to(DType::kF16, g) == 0;
+    lost_scaled += round_to(DType::kF16, g * scale) == 0;
+    lost_bf16 += round_to(DType::kBF16, g) == 0;
   }
   auto share = [&](std::size_t lost) {
     return book::fixed(100.0 * lost / nonzero, 2) + "% flushed to 0";

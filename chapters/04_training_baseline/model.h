@@ -1,87 +1,143 @@
 /// @file
-/// The GPT: embeddings, blocks, final LayerNorm, tied LM head, cross-entropy loss.
+/// The GPT: embeddings, blocks, final LayerNorm, tied LM head, cross-entropy loss — or any part
+/// of it: a Model holds the part of the model one rank holds (partition.h). The whole model on
+/// one device is the part "all layers, slice 0 of 1"; a pipeline stage holds a range of layers,
+/// a tensor-parallel rank its slice of every block; each holds only its own parameters.
 ///
 /// The forward and backward passes are split at the residual stream so a pipeline stage
-/// (chapter 8) can run a range of layers: residual(l) is the input of layer l and residual(L) the
-/// input of the head; residual_grad(l) holds the gradient of the loss with respect to it.
+/// (chapter 8) can run its range: embed_forward (first stage), layers_forward, head_forward (last
+/// stage), and their backward twins in reverse. Each works on an Activations object, one per
+/// micro-batch in flight.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <functional>
+#include <memory>
+#include <span>
 
+#include "chapters/04_training_baseline/activations.h"
 #include "chapters/04_training_baseline/block.h"
 #include "chapters/04_training_baseline/config.h"
 #include "chapters/04_training_baseline/parameters.h"
-#include "common/buffer.h"
+#include "chapters/04_training_baseline/partition.h"
+#include "chapters/04_training_baseline/tensor_parallel_comm.h"
+#include "common/memory.h"
 
 namespace book::train {
 
-/// The model, its flat parameter and gradient buffers, and its activations for up to
-/// max_batch × config.context tokens. T is float for training, double for the tests.
+/// Called during the backward pass each time the gradients of flat elements [begin, end) are
+/// final for this micro-batch: first the head's (final LayerNorm), then block L-1, ..., block 0,
+/// then the embeddings (the tied wte is final only after the embedding's backward, since the LM
+/// head also adds into it). On the whole model the ranges tile the flat buffer; on a stage they
+/// tile the stage's buffer (a last stage without the embeddings reports its copy of wte with the
+/// head's range: final for the stage, still to be summed with the first stage's). Chapter 5
+/// starts a bucket's all-reduce from it while the backward pass goes on; chapter 6
+/// reduce-scatters from it. Empty: no call.
+using GradientReadyHook = std::function<void(std::size_t begin, std::size_t end)>;
+
+/// How a Model is built besides its shape.
+template <typename T>
+struct ModelOptions {
+  ModelPart part;  ///< the layers and the tensor-parallel slice held (default: the whole model)
+  /// The tensor-parallel group; required when part.tensor_parallel.size > 1. Not owned.
+  TensorParallelComm<T>* tensor_parallel = nullptr;
+  /// Receives the model's allocations (null: none reported). Not owned; must outlive the model.
+  MemoryTracker* tracker = nullptr;
+  /// The category of the parameter buffer: kParameters, or kOther when a mixed-precision trainer
+  /// uses it as the FP32 copy of its 16-bit weights that only a CPU needs.
+  MemoryCategory parameter_category = MemoryCategory::kParameters;
+  /// The category of the gradient buffer (as above).
+  MemoryCategory gradient_category = MemoryCategory::kGradients;
+};
+
+/// A model part: its flat parameter and gradient buffers and a workspace for one micro-batch of
+/// up to max_batch × context tokens. T is float for training, double for the tests. What it
+/// allocates, all at construction: parameters and gradients (layout().total() elements each), a
+/// BlockWorkspace (block.h) and, for the last part, the head's workspace of
+/// max_batch · context · (V + C) elements (kOther).
 template <typename T>
 class Model {
  public:
-  /// A model of `config` whose activations fit `max_batch` sequences; parameters uninitialised.
-  Model(const Config& config, int max_batch);
+  /// A model part of `config` whose activations fit `max_batch` sequences; parameters
+  /// uninitialised, gradients zero.
+  Model(const Config& config, int max_batch, const ModelOptions<T>& options = {});
   Model(const Model&) = delete;             ///< Views point into the buffers: no copies.
   Model& operator=(const Model&) = delete;  ///< Views point into the buffers: no copies.
+  ~Model();
 
   /// GPT-2's initialisation from `seed`: weights N(0, 0.02), the two projections into the
-  /// residual stream N(0, 0.02/√(2·n_layer)), gains 1, biases 0.
+  /// residual stream N(0, 0.02/√(2·n_layer)), gains 1, biases 0. A part gets exactly its share
+  /// of the whole model's initialisation with the same seed.
   void init(std::uint64_t seed);
 
-  /// Full forward: tokens [B, T] → loss against targets [B, T] (-1 = ignored); with targets
-  /// null only the logits are computed and 0 is returned.
+  /// Full forward (a part with the embeddings and the head): tokens [B, T] → loss against
+  /// targets [B, T] (-1 = ignored); with targets null only the logits are computed and 0 is
+  /// returned.
+  T forward(Activations<T>& acts, const int* tokens, const int* targets, int batch, int seq_len);
+  /// Full backward after forward(acts, ...): adds dLoss/dθ · loss_scale into grads(), calling
+  /// `ready` as each layer's gradients are complete. Needs targets.
+  void backward(Activations<T>& acts, T loss_scale = T(1), const GradientReadyHook& ready = {});
+
+  /// forward() on the model's own Activations (made on first use).
   T forward(const int* tokens, const int* targets, int batch, int seq_len);
-  /// Full backward after forward(): adds dLoss/dθ · loss_scale into grads(). Needs targets.
-  void backward(T loss_scale = T(1));
+  /// backward() on the model's own Activations.
+  void backward(T loss_scale = T(1), const GradientReadyHook& ready = {});
+  /// Logits of the last forward() on the model's own Activations, [B·T, vocab].
+  const T* logits() const;
+  /// The model's own Activations (made on first use).
+  Activations<T>& activations();
 
-  /// Sizes the activations for `batch` × `seq_len` (checked against max_batch and context).
-  /// embed_forward calls it; a pipeline stage that starts mid-model calls it before filling
-  /// residual(first) with the activations it received.
-  void set_shape(int batch, int seq_len);
-  /// Pipeline pieces, in order: embed_forward, layers_forward(0, L), head_forward.
-  void embed_forward(const int* tokens, int batch, int seq_len);
-  /// Runs layers [first, last): reads residual(first), writes residual(last).
-  void layers_forward(int first, int last);
+  /// Pipeline pieces, in order: embed_forward (first part), layers_forward, head_forward (last).
+  void embed_forward(Activations<T>& acts, const int* tokens, int batch, int seq_len);
+  /// Runs layers [first, last) of this part: reads residual(first), writes residual(last).
+  void layers_forward(Activations<T>& acts, int first, int last);
   /// Final LayerNorm, logits, loss (see forward()).
-  T head_forward(const int* targets);
-  /// Backward pieces, in order: head_backward, layers_backward(L, 0), embed_backward.
-  void head_backward(T loss_scale);
+  T head_forward(Activations<T>& acts, const int* targets);
+  /// Backward pieces, in order: head_backward, layers_backward, embed_backward.
+  void head_backward(Activations<T>& acts, T loss_scale, const GradientReadyHook& ready = {});
   /// Reads residual_grad(last), writes residual_grad(first), adds the layers' parameter grads.
-  void layers_backward(int last, int first);
+  void layers_backward(Activations<T>& acts, int last, int first,
+                       const GradientReadyHook& ready = {});
   /// Adds the embedding gradients from residual_grad(0).
-  void embed_backward();
-
-  /// Input of layer l (l = n_layer: the head's input), [B·T, C] of the current batch.
-  T* residual(int layer) { return stream_[layer].data(); }
-  /// Gradient of the loss with respect to residual(l).
-  T* residual_grad(int layer) { return stream_grad_[layer].data(); }
-  /// Logits of the last forward, [B·T, vocab].
-  const T* logits() const { return logits_.data(); }
+  void embed_backward(Activations<T>& acts, const GradientReadyHook& ready = {});
 
   /// Sets every gradient to zero.
   void zero_grad();
 
+  /// The tied token embedding / LM head matrix wte [V, C] in params(): held by the first part
+  /// (embedding) and by the last (head); throws book::Error for a part with neither.
+  std::span<T> tied_embedding();
+  /// Its gradient in grads(). The first and last pipeline stages each add their use into their
+  /// own copy; summing the two (an all-reduce between those stages) gives the whole model's.
+  std::span<T> tied_embedding_grad();
+
   const Config& config() const { return config_; }            ///< The shape.
+  const ModelPart& part() const { return layout_.part(); }    ///< The part held (resolved).
   const ParameterLayout& layout() const { return layout_; }   ///< Where each tensor lives.
-  AlignedBuffer<T>& params() { return params_; }              ///< Flat parameters.
-  const AlignedBuffer<T>& params() const { return params_; }  ///< Flat parameters.
-  AlignedBuffer<T>& grads() { return grads_; }                ///< Flat gradients, same layout.
-  /// Bytes of activations kept for the backward pass at the current batch (plus logits/probs).
-  std::size_t activation_bytes() const;
+  int max_batch() const { return max_batch_; }                ///< Sequences per micro-batch.
+  MemoryTracker* tracker() const { return tracker_; }         ///< Where allocations report.
+  TrackedBuffer<T>& params() { return params_; }              ///< Flat parameters.
+  const TrackedBuffer<T>& params() const { return params_; }  ///< Flat parameters.
+  TrackedBuffer<T>& grads() { return grads_; }                ///< Flat gradients, same layout.
+  const TrackedBuffer<T>& grads() const { return grads_; }    ///< Flat gradients, same layout.
+  /// Bytes of the workspace (block and head scratch).
+  std::size_t workspace_bytes() const;
 
  private:
+  void check(const Activations<T>& acts, const char* who, bool needs_shape = true) const;
+  std::span<T> wte_of(TrackedBuffer<T>& buffer);
+
   Config config_;
   int max_batch_;
   ParameterLayout layout_;
-  AlignedBuffer<T> params_, grads_;
+  TensorParallelComm<T>* comm_;
+  MemoryTracker* tracker_;
+  TrackedBuffer<T> params_, grads_;
   ModelTensors<T> p_, g_;
-  int batch_ = 0, seq_len_ = 0;
-  std::vector<int> tokens_, targets_;
-  std::vector<std::vector<T>> stream_, stream_grad_;
-  std::vector<BlockActivations<T>> acts_;
-  std::vector<T> lnf_, lnf_mean_, lnf_rstd_, logits_, probs_;
+  BlockWorkspace<T> workspace_;
+  TrackedBuffer<T> dlogits_, dlnf_;  // the head's backward scratch
+  std::unique_ptr<Activations<T>> own_activations_;
 };
 
 }  // namespace book::train

@@ -6,22 +6,6 @@
 
 namespace book::train {
 
-double global_norm(std::span<const float> grads) {
-  double sum = 0;
-  for (float g : grads) sum += static_cast<double>(g) * g;
-  return std::sqrt(sum);
-}
-
-double clip_global_norm(std::span<float> grads, double max_norm) {
-  BOOK_CHECK(max_norm > 0, "clip_global_norm: max_norm must be positive, got " << max_norm);
-  const double norm = global_norm(grads);
-  if (norm > max_norm) {
-    const float factor = static_cast<float>(max_norm / norm);
-    for (float& g : grads) g *= factor;
-  }
-  return norm;
-}
-
 float learning_rate(std::int64_t step, std::int64_t warmup_steps, std::int64_t total_steps,
                     float max_lr, float min_lr) {
   BOOK_CHECK(step >= 1, "learning_rate: steps count from 1, got " << step);

@@ -1,5 +1,6 @@
 /// @file
-/// AdamW, gradient clipping by global norm, and the learning-rate schedule.
+/// AdamW's update of one span and the learning-rate schedule. The update over a range of the
+/// flat buffer, with its state, is in adamw_state.h; clipping in clipping.h.
 #pragma once
 
 #include <cstdint>
@@ -23,13 +24,6 @@ struct AdamWConfig {
 ///   param -= lr · (m̂ / (√v̂ + ε) + weight_decay · param).
 void adamw_step(std::span<float> params, std::span<const float> grads, std::span<float> m,
                 std::span<float> v, std::int64_t step, float lr, const AdamWConfig& config);
-
-/// The L2 norm of all the gradients together, accumulated in double.
-double global_norm(std::span<const float> grads);
-
-/// Scales grads by max_norm / norm when their global norm exceeds max_norm (max_norm > 0);
-/// returns the norm before clipping.
-double clip_global_norm(std::span<float> grads, double max_norm);
 
 /// Linear warm-up from 0 to max_lr over warmup_steps, then cosine decay to min_lr at total_steps,
 /// min_lr after. `step` counts from 1. Throws book::Error on a bad schedule.

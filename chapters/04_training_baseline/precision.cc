@@ -1,44 +1,31 @@
 #include "chapters/04_training_baseline/precision.h"
 
-#include <bit>
 #include <cmath>
 
 #include "common/check.h"
 
 namespace book::train {
 
-const char* precision_name(Precision precision) {
-  switch (precision) {
-    case Precision::kFP32:
-      return "fp32";
-    case Precision::kBF16:
-      return "bf16";
-    case Precision::kFP16:
-      return "fp16";
-  }
-  return "?";
+namespace {
+
+bool is_16_bit(DType precision) { return precision == DType::kBF16 || precision == DType::kF16; }
+
+}  // namespace
+
+std::uint16_t encode(DType precision, float value) {
+  BOOK_CHECK(is_16_bit(precision),
+             "encode: " << dtype_name(precision) << " has no 16-bit encoding; use bf16 or f16");
+  return precision == DType::kBF16 ? float_to_bf16(value) : float_to_fp16(value);
 }
 
-std::uint16_t encode(Precision precision, float value) {
-  BOOK_CHECK(precision != Precision::kFP32,
-             "encode: FP32 has no 16-bit encoding; use BF16 or FP16");
-  return precision == Precision::kBF16 ? float_to_bf16(value) : float_to_fp16(value);
+float decode(DType precision, std::uint16_t bits) {
+  BOOK_CHECK(is_16_bit(precision),
+             "decode: " << dtype_name(precision) << " has no 16-bit encoding; use bf16 or f16");
+  return precision == DType::kBF16 ? bf16_to_float(bits) : fp16_to_float(bits);
 }
 
-float decode(Precision precision, std::uint16_t bits) {
-  BOOK_CHECK(precision != Precision::kFP32,
-             "decode: FP32 has no 16-bit encoding; use BF16 or FP16");
-  return precision == Precision::kBF16 ? bf16_to_float(bits) : fp16_to_float(bits);
-}
-
-float round_to(Precision precision, float value) {
-  return precision == Precision::kFP32 ? value : decode(precision, encode(precision, value));
-}
-
-bool all_finite(std::span<const float> values) {
-  for (float v : values)
-    if (!std::isfinite(v)) return false;
-  return true;
+float round_to(DType precision, float value) {
+  return is_16_bit(precision) ? decode(precision, encode(precision, value)) : value;
 }
 
 LossScaler::LossScaler(Options options) : options_(options), scale_(options.initial_scale) {

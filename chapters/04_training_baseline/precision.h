@@ -9,32 +9,21 @@
 #include <cstdint>
 #include <span>
 
-#include "common/float16.h"
+#include "common/dtype.h"
 
 namespace book::train {
 
-/// The storage format of weights and gradients in a training step.
-enum class Precision {
-  kFP32,  ///< everything in FP32
-  kBF16,  ///< BF16 storage (8 exponent bits: FP32's range, 8 significant bits)
-  kFP16,  ///< FP16 storage (5 exponent bits: max 65504, 11 significant bits); needs loss scaling
-};
+// A training run's precision is a book::DType (common/dtype.h): DType::kF32 (everything in
+// FP32), DType::kBF16 (BF16 storage: FP32's range, 8 significant bits) or DType::kF16 (FP16
+// storage: max 65504, 11 significant bits; needs loss scaling). DType::kF64 is not a training
+// precision. The conversions themselves are common/float16.h's, shared by chapters 2-4.
 
-/// "fp32", "bf16" or "fp16".
-const char* precision_name(Precision precision);
-
-// The conversions themselves (book::float_to_bf16, bf16_to_float, float_to_fp16, fp16_to_float)
-// are shared by chapters 2-4: common/float16.h.
-
-/// Encodes `value` in `precision` (BF16 or FP16; throws book::Error for FP32).
-std::uint16_t encode(Precision precision, float value);
-/// Decodes bits of `precision` (BF16 or FP16; throws book::Error for FP32).
-float decode(Precision precision, std::uint16_t bits);
-/// The nearest value of `precision` to `value`, as a float (identity for FP32).
-float round_to(Precision precision, float value);
-
-/// True when every element is finite (no inf, no NaN).
-bool all_finite(std::span<const float> values);
+/// Encodes `value` in `precision` (kBF16 or kF16; throws book::Error for the others).
+std::uint16_t encode(DType precision, float value);
+/// Decodes bits of `precision` (kBF16 or kF16; throws book::Error for the others).
+float decode(DType precision, std::uint16_t bits);
+/// The nearest value of `precision` to `value`, as a float (identity for kF32 and kF64).
+float round_to(DType precision, float value);
 
 /// Dynamic loss scaling (as in PyTorch's GradScaler): the loss is multiplied by scale() before
 /// the backward pass so small gradients survive FP16's underflow; a step whose gradients hold an

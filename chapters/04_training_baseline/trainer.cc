@@ -5,6 +5,9 @@
 #include <cstring>
 
 #include "chapters/04_training_baseline/checkpoint.h"
+#include "chapters/04_training_baseline/clipping.h"
+#include "chapters/04_training_baseline/mixed_precision.h"
+#include "chapters/04_training_baseline/step.h"
 #include "common/check.h"
 
 namespace book::train {
@@ -18,6 +21,8 @@ TrainOptions with_task_shape(TrainOptions options) {
   BOOK_CHECK(options.micro_batch >= 1 && options.accumulation >= 1,
              "TrainOptions: micro_batch and accumulation must be >= 1, got "
                  << options.micro_batch << " and " << options.accumulation);
+  BOOK_CHECK(options.precision != DType::kF64,
+             "TrainOptions: f64 is not a training precision; use f32, bf16 or f16");
   BOOK_CHECK(options.clip_norm > 0,
              "TrainOptions: clip_norm must be positive, got " << options.clip_norm);
   learning_rate(1, options.warmup_steps, options.total_steps, options.max_lr,
@@ -25,28 +30,45 @@ TrainOptions with_task_shape(TrainOptions options) {
   return options;
 }
 
+// The checkpoint's code for a precision, the same since format version 1: 0 f32, 1 bf16, 2 f16.
+std::int32_t precision_code(DType precision) {
+  return precision == DType::kF32 ? 0 : precision == DType::kBF16 ? 1 : 2;
+}
+
+// In mixed precision the model's FP32 parameters and gradients are what the CPU computes with,
+// copies of the 16-bit tensors a GPU would use directly: scratch, not model state.
+ModelOptions<float> model_options(const TrainOptions& options, MemoryTracker* tracker) {
+  ModelOptions<float> o;
+  o.tracker = tracker;
+  if (options.precision != DType::kF32)
+    o.parameter_category = o.gradient_category = MemoryCategory::kOther;
+  return o;
+}
+
 }  // namespace
+
+Rng training_data_stream(const TrainOptions& options) { return Rng(options.seed ^ 0xda7aULL); }
 
 double MemoryReport::state_bytes_per_parameter() const {
   return static_cast<double>(master_weights + adam_moments + low_weights + low_grads + fp32_grads) /
          static_cast<double>(parameters);
 }
 
-Trainer::Trainer(const TrainOptions& options)
+Trainer::Trainer(const TrainOptions& options, MemoryTracker* tracker)
     : options_(with_task_shape(options)),
       task_(options_.digits),
-      model_(options_.model, options_.micro_batch),
-      m_(model_.layout().total(), 0.0f),
-      v_(model_.layout().total(), 0.0f),
+      tracker_(tracker != nullptr ? tracker : &own_tracker_),
+      model_(options_.model, options_.micro_batch, model_options(options_, tracker_)),
+      acts_(model_),
+      master_(mixed() ? model_.layout().total() : 0, MemoryCategory::kMasterWeights, tracker_),
+      adam_(0, model_.layout().total(), tracker_),
+      low_weights_(mixed() ? model_.layout().total() : 0, MemoryCategory::kParameters, tracker_),
+      low_grads_(mixed() ? model_.layout().total() : 0, MemoryCategory::kGradients, tracker_),
       scaler_(options_.scaler),
-      data_rng_(options_.seed ^ 0xda7aULL) {
+      data_rng_(training_data_stream(options_)) {
   model_.init(options_.seed);
   if (mixed()) {
-    const std::size_t n = model_.layout().total();
-    master_ = AlignedBuffer<float>(n);
     std::copy(model_.params().begin(), model_.params().end(), master_.begin());
-    low_weights_ = AlignedBuffer<std::uint16_t>(n);
-    low_grads_ = AlignedBuffer<std::uint16_t>(n);
     refresh_low_weights();
   }
 }
@@ -54,11 +76,8 @@ Trainer::Trainer(const TrainOptions& options)
 // The forward pass reads the 16-bit weights: encode the master copy, and decode it into the
 // float buffer the CPU kernels read (on a GPU the kernels would read the 16-bit copy directly).
 void Trainer::refresh_low_weights() {
-  float* params = model_.params().data();
-  for (std::size_t i = 0; i < master_.size(); ++i) {
-    low_weights_[i] = encode(options_.precision, master_[i]);
-    params[i] = decode(options_.precision, low_weights_[i]);
-  }
+  encode(options_.precision, master_.span(), low_weights_.span());
+  decode(options_.precision, low_weights_.span(), model_.params().span());
 }
 
 std::int64_t Trainer::tokens_per_step() const {
@@ -70,17 +89,16 @@ StepResult Trainer::step() {
   result.step = ++step_;
   result.lr = learning_rate(step_, options_.warmup_steps, options_.total_steps, options_.max_lr,
                             options_.min_lr);
-  const bool fp16 = options_.precision == Precision::kFP16;
+  const bool fp16 = options_.precision == DType::kF16;
   result.loss_scale = fp16 ? scaler_.scale() : 1.0f;
 
   model_.zero_grad();
   double loss_sum = 0;
   for (int micro = 0; micro < options_.accumulation; ++micro) {
     const Batch batch = task_.batch(data_rng_, Split::kTrain, options_.micro_batch);
-    loss_sum +=
-        model_.forward(batch.tokens.data(), batch.targets.data(), batch.batch, batch.seq_len);
     // Each micro-batch's loss is a mean, so dividing by the count makes the sum a mean too.
-    model_.backward(result.loss_scale / static_cast<float>(options_.accumulation));
+    loss_sum += forward_backward(
+        model_, batch, result.loss_scale / static_cast<float>(options_.accumulation), acts_);
   }
   result.loss = static_cast<float>(loss_sum / options_.accumulation);
 
@@ -89,30 +107,22 @@ StepResult Trainer::step() {
   if (mixed()) {
     // The gradients as 16-bit storage would hold them: FP16 overflows past 65504 and flushes
     // below 2^-24; BF16 keeps FP32's range with fewer digits. Then unscale into FP32.
-    bool finite = true;
-    for (std::size_t i = 0; i < grads.size(); ++i) {
-      low_grads_[i] = encode(options_.precision, grads[i]);
-      grads[i] = decode(options_.precision, low_grads_[i]) / result.loss_scale;
-      finite = finite && std::isfinite(grads[i]);
-    }
+    encode(options_.precision, grads, low_grads_.span());
+    decode(options_.precision, low_grads_.span(), grads);
+    unscale(grads, result.loss_scale);
+    const bool finite = all_finite(grads);
     const bool apply = fp16 ? scaler_.update(!finite) : finite;
     if (!apply) {
       result.skipped = true;
       return result;
     }
   }
-  result.grad_norm = clip_global_norm(grads, options_.clip_norm);
+  const double squares = sum_of_squares(grads);
+  result.grad_norm = std::sqrt(squares);
+  scale_gradients(grads, clip_coefficient(squares, options_.clip_norm));
   //! [mixed_precision_step]
 
-  ++adam_step_;
-  float* weights = master();
-  for (const auto& slot : model_.layout().slots()) {
-    AdamWConfig config = options_.adamw;
-    if (!slot.decay) config.weight_decay = 0;  // gains and biases are not decayed
-    adamw_step({weights + slot.offset, slot.size()}, {grads.data() + slot.offset, slot.size()},
-               {m_.data() + slot.offset, slot.size()}, {v_.data() + slot.offset, slot.size()},
-               adam_step_, result.lr, config);
-  }
+  adamw_update(model_.layout(), adam_, master(), grads, result.lr, options_.adamw);
   if (mixed()) refresh_low_weights();
   return result;
 }
@@ -123,7 +133,8 @@ float Trainer::validation_loss(int batches, std::uint64_t seed) {
   double total = 0;
   for (int i = 0; i < batches; ++i) {
     const Batch batch = task_.batch(rng, Split::kValidation, options_.micro_batch);
-    total += model_.forward(batch.tokens.data(), batch.targets.data(), batch.batch, batch.seq_len);
+    total += model_.forward(acts_, batch.tokens.data(), batch.targets.data(), batch.batch,
+                            batch.seq_len);
   }
   return static_cast<float>(total / batches);
 }
@@ -149,9 +160,9 @@ double Trainer::accuracy(int examples, Split split, std::uint64_t seed) {
       const int len = prompt + k;
       std::vector<int> tokens;
       for (const auto& s : seqs) tokens.insert(tokens.end(), s.begin(), s.end());
-      model_.forward(tokens.data(), nullptr, b, len);
+      model_.forward(acts_, tokens.data(), nullptr, b, len);
       for (int i = 0; i < b; ++i) {
-        const float* row = model_.logits() + (static_cast<std::size_t>(i) * len + len - 1) * vocab;
+        const float* row = acts_.logits() + (static_cast<std::size_t>(i) * len + len - 1) * vocab;
         seqs[i].push_back(static_cast<int>(std::max_element(row, row + vocab) - row));
       }
     }
@@ -167,8 +178,8 @@ std::int64_t Trainer::answer(std::int64_t a, std::int64_t b) {
   const int prompt = task_.prompt_length(), vocab = options_.model.vocab_size;
   seq.resize(prompt);
   for (int k = 0; k < task_.answer_length(); ++k) {
-    model_.forward(seq.data(), nullptr, 1, static_cast<int>(seq.size()));
-    const float* row = model_.logits() + (seq.size() - 1) * vocab;
+    model_.forward(acts_, seq.data(), nullptr, 1, static_cast<int>(seq.size()));
+    const float* row = acts_.logits() + (seq.size() - 1) * vocab;
     seq.push_back(static_cast<int>(std::max_element(row, row + vocab) - row));
   }
   return AdditionTask::decode_answer(seq.data() + prompt, task_.answer_length());
@@ -177,13 +188,13 @@ std::int64_t Trainer::answer(std::int64_t a, std::int64_t b) {
 void Trainer::save(const std::string& path) const {
   CheckpointWriter out;
   out.add_value("config", options_.model);
-  out.add_value("precision", static_cast<std::int32_t>(options_.precision));
+  out.add_value("precision", precision_code(options_.precision));
   out.add_value("step", step_);
-  out.add_value("adam_step", adam_step_);
+  out.add_value("adam_step", adam_.step());
   const float* weights = mixed() ? master_.data() : model_.params().data();
   out.add_array<float>("weights", {weights, model_.layout().total()});
-  out.add_array<float>("adam_m", m_.span());
-  out.add_array<float>("adam_v", v_.span());
+  out.add_array<float>("adam_m", adam_.m());
+  out.add_array<float>("adam_v", adam_.v());
   out.add_array<std::uint64_t>("data_rng", data_rng_.state());
   out.add_value("loss_scale", scaler_.scale());
   out.add_value("loss_scale_clean_steps", static_cast<std::int32_t>(scaler_.clean_steps()));
@@ -199,15 +210,16 @@ void Trainer::load(const std::string& path) {
                            << " heads); this trainer has " << options_.model.n_layer << ", "
                            << options_.model.d_model << ", " << options_.model.n_head);
   const auto precision = in.read_value<std::int32_t>("precision");
-  BOOK_CHECK(precision == static_cast<std::int32_t>(options_.precision),
-             "checkpoint " << path << " was written by a "
-                           << precision_name(static_cast<Precision>(precision))
-                           << " run; this trainer is " << precision_name(options_.precision));
+  BOOK_CHECK(precision == precision_code(options_.precision),
+             "checkpoint " << path << " was written by a run of precision code " << precision
+                           << " (0 f32, 1 bf16, 2 f16); this trainer is "
+                           << dtype_name(options_.precision) << " (code "
+                           << precision_code(options_.precision) << ")");
   step_ = in.read_value<std::int64_t>("step");
-  adam_step_ = in.read_value<std::int64_t>("adam_step");
-  in.read_array<float>("weights", {master(), model_.layout().total()});
-  in.read_array<float>("adam_m", m_.span());
-  in.read_array<float>("adam_v", v_.span());
+  adam_.set_step(in.read_value<std::int64_t>("adam_step"));
+  in.read_array<float>("weights", master());
+  in.read_array<float>("adam_m", adam_.m());
+  in.read_array<float>("adam_v", adam_.v());
   std::uint64_t state[4];
   in.read_array<std::uint64_t>("data_rng", std::span<std::uint64_t>(state, 4));
   data_rng_.set_state(std::span<const std::uint64_t, 4>(state, 4));
@@ -216,11 +228,11 @@ void Trainer::load(const std::string& path) {
   if (mixed()) refresh_low_weights();
 }
 
-MemoryReport Trainer::memory() {
+MemoryReport Trainer::memory() const {
   MemoryReport r;
   r.parameters = static_cast<std::int64_t>(model_.layout().total());
   const std::size_t n = model_.layout().total();
-  r.adam_moments = (m_.size() + v_.size()) * sizeof(float);
+  r.adam_moments = (adam_.m().size() + adam_.v().size()) * sizeof(float);
   if (mixed()) {
     r.master_weights = master_.size() * sizeof(float);
     r.low_weights = low_weights_.size() * sizeof(std::uint16_t);
@@ -230,8 +242,8 @@ MemoryReport Trainer::memory() {
     r.master_weights = n * sizeof(float);
     r.fp32_grads = n * sizeof(float);
   }
-  model_.set_shape(options_.micro_batch, task_.model_context());  // evaluation may have shrunk it
-  r.activations = model_.activation_bytes();
+  r.activations = acts_.bytes();
+  r.workspace = model_.workspace_bytes();
   return r;
 }
 

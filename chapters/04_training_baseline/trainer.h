@@ -2,18 +2,22 @@
 /// The training loop: micro-batches with gradient accumulation, mixed precision with FP32 master
 /// weights and dynamic loss scaling, global-norm clipping, AdamW under a warm-up + cosine schedule,
 /// evaluation (validation loss, task accuracy by greedy decoding) and checkpoints.
+///
+/// Trainer::step() is a thin composition of the public pieces listed in step.h; the parallel
+/// chapters compose the same pieces with communication in between.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "chapters/04_training_baseline/adamw_state.h"
 #include "chapters/04_training_baseline/config.h"
 #include "chapters/04_training_baseline/data.h"
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/04_training_baseline/optimizer.h"
 #include "chapters/04_training_baseline/precision.h"
-#include "common/buffer.h"
+#include "common/memory.h"
 #include "common/rng.h"
 
 namespace book::train {
@@ -30,10 +34,15 @@ struct TrainOptions {
   float min_lr = 3e-4f;             ///< learning rate at the end of the cosine
   AdamWConfig adamw;                ///< betas, epsilon, weight decay
   float clip_norm = 1.0f;           ///< global gradient-norm limit
-  Precision precision = Precision::kFP32;  ///< storage of weights and gradients
-  LossScaler::Options scaler;              ///< dynamic loss scaling (used with FP16 only)
-  std::uint64_t seed = 1234;               ///< initialisation and data order
+  DType precision = DType::kF32;    ///< storage of weights and gradients: f32, bf16 or f16
+  LossScaler::Options scaler;       ///< dynamic loss scaling (used with FP16 only)
+  std::uint64_t seed = 1234;        ///< initialisation and data order
 };
+
+/// The stream a Trainer with `options` draws its training micro-batches from, one after another
+/// (AdditionTask::batch with Split::kTrain): a data-parallel run that must see the same global
+/// batches as the one-device run starts its sampler from the same stream.
+Rng training_data_stream(const TrainOptions& options);
 
 /// What one optimizer step did.
 struct StepResult {
@@ -45,7 +54,10 @@ struct StepResult {
   float loss_scale = 1;   ///< loss scale used for this step
 };
 
-/// Bytes of every buffer a training step holds, measured from the buffers themselves.
+/// Bytes of every buffer a training step holds, measured from the buffers themselves. The
+/// Trainer's MemoryTracker sees the same buffers by category: parameters (FP32 weights, or the
+/// 16-bit ones), gradients (FP32, or 16-bit), master_weights (mixed precision), optimizer_states
+/// (Adam's m and v), activations, and other (the workspace, plus the emulation scratch).
 struct MemoryReport {
   std::int64_t parameters = 0;        ///< parameter count
   std::size_t master_weights = 0;     ///< FP32 weights the optimizer updates
@@ -54,16 +66,22 @@ struct MemoryReport {
   std::size_t low_grads = 0;          ///< 16-bit gradients (mixed precision only)
   std::size_t fp32_grads = 0;         ///< FP32 gradients (FP32 training only)
   std::size_t emulation_scratch = 0;  ///< FP32 copies the CPU emulation needs (a GPU would not)
-  std::size_t activations = 0;        ///< activations kept for backward, one micro-batch
+  std::size_t activations = 0;        ///< one micro-batch's Activations (activations.h)
+  std::size_t workspace = 0;          ///< the model's backward scratch (Model::workspace_bytes)
   /// Bytes per parameter of model state (weights, gradients, optimizer), scratch excluded.
   double state_bytes_per_parameter() const;
 };
 
-/// One training run.
+/// One training run. Every buffer it uses is allocated when it is built and reported to its
+/// MemoryTracker, in this order: the model's parameters, gradients and workspace; one
+/// micro-batch's activations; in mixed precision the FP32 master weights; Adam's m and v; in
+/// mixed precision the 16-bit weights and gradients. A step allocates nothing, so the tracker's
+/// peak is what is live after construction.
 class Trainer {
  public:
-  /// A fresh run: model initialised from options.seed, data stream seeded from it.
-  explicit Trainer(const TrainOptions& options);
+  /// A fresh run: model initialised from options.seed, data stream seeded from it. Allocations
+  /// report to `tracker` (not owned; must outlive the trainer), or to the trainer's own.
+  explicit Trainer(const TrainOptions& options, MemoryTracker* tracker = nullptr);
 
   /// One optimizer step over options.accumulation micro-batches.
   StepResult step();
@@ -83,25 +101,32 @@ class Trainer {
   std::int64_t steps_done() const { return step_; }  ///< optimizer steps so far
   std::int64_t tokens_per_step() const;              ///< model positions per step
   /// Bytes of every buffer, activations sized for one training micro-batch.
-  MemoryReport memory();
+  MemoryReport memory() const;
+  /// The tracker the trainer's buffers report to.
+  const MemoryTracker& memory_tracker() const { return *tracker_; }
   Model<float>& model() { return model_; }                  ///< the model
+  Activations<float>& activations() { return acts_; }       ///< the micro-batch activations
   const AdditionTask& task() const { return task_; }        ///< the data
   const TrainOptions& options() const { return options_; }  ///< the options
   const LossScaler& scaler() const { return scaler_; }      ///< loss scaling state
 
  private:
-  bool mixed() const { return options_.precision != Precision::kFP32; }
-  float* master() { return mixed() ? master_.data() : model_.params().data(); }
+  bool mixed() const { return options_.precision != DType::kF32; }
+  std::span<float> master() { return mixed() ? master_.span() : model_.params().span(); }
   void refresh_low_weights();
 
   TrainOptions options_;
   AdditionTask task_;
+  MemoryTracker own_tracker_;
+  MemoryTracker* tracker_;
   Model<float> model_;
-  AlignedBuffer<float> master_, m_, v_;
-  AlignedBuffer<std::uint16_t> low_weights_, low_grads_;
+  Activations<float> acts_;
+  TrackedBuffer<float> master_;
+  AdamWState adam_;
+  TrackedBuffer<std::uint16_t> low_weights_, low_grads_;
   LossScaler scaler_;
   Rng data_rng_;
-  std::int64_t step_ = 0, adam_step_ = 0;
+  std::int64_t step_ = 0;
 };
 
 }  // namespace book::train

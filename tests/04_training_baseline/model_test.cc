@@ -1,16 +1,14 @@
-// Graded tests of the whole model and training loop. They exercise every layer, so they need
+// Graded tests of the whole model and training loop (the pipeline and tensor-parallel pieces are
+// in pipeline_test.cc and tensor_parallel_test.cc). They exercise every layer, so they need
 // train.layernorm_backward and train.attention_backward (recorded under the latter), or the
 // optimizer (recorded under train.adamw_step); against a stub they skip.
-#include <barrier>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "chapters/04_training_baseline/block.h"
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/04_training_baseline/trainer.h"
 #include "common/testing/exercise.h"
@@ -98,134 +96,7 @@ EXERCISE_TEST("train.attention_backward", WholeModel, FloatGradientMatchesDouble
                {mf.grads().begin(), mf.grads().end()}, 1e-4);
 }
 
-// Two tensor-parallel ranks as two threads: the reduce callback is a real all-reduce between
-// them (each deposits its partial sum, both add the two, then both overwrite their own).
-class TwoRankAllReduce {
- public:
-  AllReduce<double> for_rank(int rank) {
-    return [this, rank](double* data, std::size_t count) {
-      parts_[rank] = data;
-      sync_.arrive_and_wait();
-      std::vector<double> sum(count);
-      for (std::size_t i = 0; i < count; ++i) sum[i] = parts_[0][i] + parts_[1][i];
-      sync_.arrive_and_wait();  // both have read both parts before either overwrites its own
-      std::copy(sum.begin(), sum.end(), data);
-    };
-  }
-
- private:
-  std::barrier<> sync_{2};
-  double* parts_[2] = {nullptr, nullptr};
-};
-
-EXERCISE_TEST("train.attention_backward", TensorParallel, TwoShardsReproduceTheWholeBlock) {
-  // Heads {0} | {1, 2} and hidden units [0, 40) | [40, 48) (uneven on purpose): with the
-  // all-reduce, each rank's output and input gradient equal the unsharded block's, each rank's
-  // weight gradients equal the full gradient on its own slice and stay zero elsewhere.
-  Config config = tiny_config();
-  config.d_model = 12;
-  config.n_head = 3;
-  const int batch = 2, seq_len = 5, n = batch * seq_len, c = config.d_model;
-  Model<double> model(config, batch);
-  randomise(model, 94);
-  const auto w = bind(model.layout(), config.n_layer, model.params().data());
-  Rng rng(95);
-  const auto x = random_vector(n * c, rng), dy = random_vector(n * c, rng);
-
-  struct Result {
-    std::vector<double> grads, y, dx;
-  };
-  auto run = [&](const Shard& shard, const AllReduce<double>& reduce, Result& out) {
-    out.grads.assign(model.layout().total(), 0.0);
-    const auto g = bind(model.layout(), config.n_layer, out.grads.data());
-    BlockActivations<double> acts;
-    acts.resize(config, shard, batch, seq_len);
-    out.y.assign(n * c, std::numeric_limits<double>::quiet_NaN());  // poisoned
-    out.dx.assign(n * c, std::numeric_limits<double>::quiet_NaN());
-    block_forward(config, w.blocks[0], shard, batch, seq_len, x.data(), out.y.data(), acts, reduce);
-    block_backward(config, w.blocks[0], g.blocks[0], shard, batch, seq_len, x.data(), dy.data(),
-                   out.dx.data(), acts, reduce);
-  };
-  Result full, rank[2];
-  run(Shard{}, {}, full);
-  const Shard shards[2] = {Shard{0, 1, 0, 40}, Shard{1, 3, 40, 48}};
-  TwoRankAllReduce group;
-  std::thread other([&] { run(shards[1], group.for_rank(1), rank[1]); });
-  run(shards[0], group.for_rank(0), rank[0]);
-  other.join();
-
-  const int hs = config.head_size();
-  for (int r = 0; r < 2; ++r) {
-    SCOPED_TRACE("rank " + std::to_string(r));
-    expect_close("block output", full.y, rank[r].y, 1e-12);
-    expect_close("input gradient", full.dx, rank[r].dx, 1e-12);
-    const Shard& s = shards[r];
-    // Which elements of each tensor this rank owns (row, column) → expected = full or 0.
-    auto owned = [&](const std::string& name, std::size_t row, std::size_t col) {
-      const std::string t = name.substr(name.find('.') + 1);
-      const int head_col = static_cast<int>(col % c) / hs, head_row = static_cast<int>(row) / hs;
-      if (t == "w_qkv" || t == "b_qkv") return s.head_begin <= head_col && head_col < s.head_end;
-      if (t == "w_out") return s.head_begin <= head_row && head_row < s.head_end;
-      if (t == "b_out") return s.head_begin == 0;
-      if (t == "w_fc" || t == "b_fc")
-        return s.hidden_begin <= static_cast<int>(col) && static_cast<int>(col) < s.hidden_end;
-      if (t == "w_proj")
-        return s.hidden_begin <= static_cast<int>(row) && static_cast<int>(row) < s.hidden_end;
-      if (t == "b_proj") return s.hidden_begin == 0;
-      return true;  // LayerNorm gains and biases: replicated
-    };
-    for (const auto& slot : model.layout().slots()) {
-      if (slot.name.rfind("h0.", 0) != 0) continue;
-      std::vector<double> want, got;
-      for (std::size_t i = 0; i < slot.rows; ++i)
-        for (std::size_t j = 0; j < slot.cols; ++j) {
-          want.push_back(owned(slot.name, i, j) ? full.grads[slot.offset + i * slot.cols + j]
-                                                : 0.0);
-          got.push_back(rank[r].grads[slot.offset + i * slot.cols + j]);
-        }
-      expect_close("gradient of " + slot.name, want, got, 1e-12);
-    }
-  }
-}
-
-EXERCISE_TEST("train.attention_backward", PipelineParallel, TwoStagesReproduceTheWholeModel) {
-  // Stage 0 runs the embedding and layer 0, stage 1 layer 1 and the head; activations and
-  // their gradients cross between them as plain arrays, as they would over a network.
-  const Config config = tiny_config();
-  const TinyBatch b(96);
-  Model<double> whole(config, 2), stage0(config, 2), stage1(config, 2);
-  randomise(whole, 97);
-  std::copy(whole.params().begin(), whole.params().end(), stage0.params().begin());
-  std::copy(whole.params().begin(), whole.params().end(), stage1.params().begin());
-  for (auto* m : {&whole, &stage0, &stage1}) m->zero_grad();
-  const double loss = whole.forward(b.tokens.data(), b.targets.data(), b.batch, b.seq_len);
-  whole.backward();
-
-  const std::size_t nc = static_cast<std::size_t>(b.batch) * b.seq_len * config.d_model;
-  stage0.embed_forward(b.tokens.data(), b.batch, b.seq_len);
-  stage0.layers_forward(0, 1);
-  stage1.set_shape(b.batch, b.seq_len);
-  std::copy(stage0.residual(1), stage0.residual(1) + nc, stage1.residual(1));  // "send"
-  stage1.layers_forward(1, 2);
-  EXPECT_EQ(stage1.head_forward(b.targets.data()), loss)
-      << "the pipeline's loss must be bit-identical";
-  stage1.head_backward(1.0);
-  stage1.layers_backward(2, 1);
-  std::copy(stage1.residual_grad(1), stage1.residual_grad(1) + nc,
-            stage0.residual_grad(1));  // "send back"
-  stage0.layers_backward(1, 0);
-  stage0.embed_backward();
-  std::vector<double> summed(whole.layout().total());
-  for (std::size_t i = 0; i < summed.size(); ++i) summed[i] = stage0.grads()[i] + stage1.grads()[i];
-  expect_close("stage0 + stage1 gradients", {whole.grads().begin(), whole.grads().end()}, summed,
-               1e-12);
-  const auto [l1_begin, l1_end] = whole.layout().layer_range(1);
-  for (std::size_t i = l1_begin; i < l1_end; ++i)
-    ASSERT_EQ(stage0.grads()[i], 0.0)
-        << "stage 0 must not touch layer 1's gradient (element " << i << ")";
-}
-
-TrainOptions tiny_training(Precision precision = Precision::kFP32) {
+TrainOptions tiny_training(DType precision = DType::kF32) {
   TrainOptions o;
   o.digits = 2;
   o.model.n_layer = 2;
@@ -256,9 +127,9 @@ void expect_bit_identical(const std::vector<float>& a, const std::vector<float>&
 }
 
 EXERCISE_TEST("train.adamw_step", Determinism, SameSeedSameLossesBitForBit) {
-  for (Precision p : {Precision::kFP32, Precision::kBF16, Precision::kFP16}) {
+  for (DType p : {DType::kF32, DType::kBF16, DType::kF16}) {
     Trainer a(tiny_training(p)), b(tiny_training(p));
-    expect_bit_identical(losses(a, 6), losses(b, 6), precision_name(p));
+    expect_bit_identical(losses(a, 6), losses(b, 6), dtype_name(p));
     TrainOptions other = tiny_training(p);
     other.seed += 1;
     Trainer c(other);
@@ -268,13 +139,13 @@ EXERCISE_TEST("train.adamw_step", Determinism, SameSeedSameLossesBitForBit) {
 }
 
 EXERCISE_TEST("train.adamw_step", Checkpoint, ResumedRunIsBitIdentical) {
-  for (Precision p : {Precision::kFP32, Precision::kFP16}) {
-    SCOPED_TRACE(precision_name(p));
+  for (DType p : {DType::kF32, DType::kF16}) {
+    SCOPED_TRACE(dtype_name(p));
     Trainer straight(tiny_training(p));
     const auto expected = losses(straight, 8);
     Trainer first_half(tiny_training(p));
     losses(first_half, 3);
-    const std::string path = ::testing::TempDir() + "/ch04_resume_" + precision_name(p) + ".ckpt";
+    const std::string path = ::testing::TempDir() + "/ch04_resume_" + dtype_name(p) + ".ckpt";
     first_half.save(path);
     TrainOptions resumed_options = tiny_training(p);
     resumed_options.seed = 555;  // a different seed: everything must come from the checkpoint
@@ -310,7 +181,7 @@ EXERCISE_TEST("train.adamw_step", GradientAccumulation, TwoHalvesEqualOneWholeBa
 }
 
 EXERCISE_TEST("train.loss_scaler", MixedPrecision, Fp16OverflowSkipsTheStepAndHalvesTheScale) {
-  TrainOptions options = tiny_training(Precision::kFP16);
+  TrainOptions options = tiny_training(DType::kF16);
   options.scaler.initial_scale = options.scaler.max_scale =
       16777216.0f;  // 2^24: gradients overflow
   Trainer trainer(options);

@@ -16,7 +16,7 @@ TEST(TrainReference, TrainsOnBothTracks) {
   options.model.d_model = 16;
   options.model.n_head = 2;
   options.micro_batch = 4;
-  options.precision = Precision::kFP16;  // all four exercises: both backwards, AdamW, the scaler
+  options.precision = DType::kF16;  // all four exercises: both backwards, AdamW, the scaler
   Trainer trainer(options);
   const std::vector<float> before(trainer.model().params().begin(), trainer.model().params().end());
   StepResult result;

@@ -6,16 +6,20 @@
 #include <limits>
 #include <vector>
 
+#include "chapters/04_training_baseline/clipping.h"
 #include "chapters/04_training_baseline/data.h"
 #include "chapters/04_training_baseline/layers.h"
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/04_training_baseline/optimizer.h"
+#include "chapters/04_training_baseline/step.h"
 #include "common/check.h"
+#include "common/testing/expect_error.h"
 #include "tests/04_training_baseline/gradcheck.h"
 
 namespace book::train {
 namespace {
 
+using book::testing::expect_error;
 using testing::expect_close;
 using testing::numeric_gradient;
 using testing::random_vector;
@@ -137,9 +141,11 @@ TEST(Optimizer, ScheduleWarmsUpThenDecays) {
     EXPECT_LE(lr, previous) << "step " << s;
     previous = lr;
   }
-  EXPECT_THROW(learning_rate(0, 10, 100, 1e-3f, 1e-4f), book::Error);
-  EXPECT_THROW(learning_rate(1, 200, 100, 1e-3f, 1e-4f), book::Error);
-  EXPECT_THROW(learning_rate(1, 10, 100, 1e-4f, 1e-3f), book::Error);
+  expect_error([] { learning_rate(0, 10, 100, 1e-3f, 1e-4f); }, "steps count from 1, got 0");
+  expect_error([] { learning_rate(1, 200, 100, 1e-3f, 1e-4f); },
+               "need 0 <= warmup_steps <= total_steps, got 200 and 100");
+  expect_error([] { learning_rate(1, 10, 100, 1e-4f, 1e-3f); },
+               "need 0 <= min_lr <= max_lr, got 0.001 and 0.0001");
 }
 
 TEST(Optimizer, ClipsByGlobalNorm) {
@@ -149,7 +155,7 @@ TEST(Optimizer, ClipsByGlobalNorm) {
   EXPECT_DOUBLE_EQ(clip_global_norm(g, 1.3), 13.0);
   EXPECT_NEAR(global_norm(g), 1.3, 1e-6);
   EXPECT_NEAR(g[0], 0.3f, 1e-6) << "every gradient scaled by the same factor";
-  EXPECT_THROW(clip_global_norm(g, 0.0), book::Error);
+  expect_error([&] { clip_global_norm(g, 0.0); }, "max_norm must be positive, got 0");
 }
 
 TEST(Data, EncodesAdditionWithTheSumReversed) {
@@ -159,8 +165,8 @@ TEST(Data, EncodesAdditionWithTheSumReversed) {
   const auto seq = task.encode(987, 654);
   EXPECT_EQ(AdditionTask::decode_answer(seq.data() + task.prompt_length(), task.answer_length()),
             1641);
-  EXPECT_THROW(task.encode(1000, 1), book::Error);
-  EXPECT_THROW(AdditionTask(0), book::Error);
+  expect_error([&] { task.encode(1000, 1); }, "operands must be in 0..999, got 1000 and 1");
+  expect_error([] { AdditionTask(0); }, "digits must be 1..6, got 0");
 }
 
 TEST(Data, SplitsAreDisjointAndBatchesGradeOnlyTheAnswer) {
@@ -197,11 +203,11 @@ TEST(Config, CountsParametersAndFlops) {
                    6.0 * (2 * 12 * 64 * 64 + 12 * 64) + 12.0 * 2 * 64 * 11);
   Config bad = c;
   bad.d_model = 66;  // not a multiple of 4 heads
-  EXPECT_THROW(bad.validate(), book::Error);
+  expect_error([&] { bad.validate(); }, "d_model (66) must be a positive multiple of n_head (4)");
   bad = c;
   bad.n_layer = 0;
-  EXPECT_THROW(ParameterLayout{bad}, book::Error);
-  EXPECT_THROW(layout.find("h9.w_qkv"), book::Error);
+  expect_error([&] { ParameterLayout{bad}; }, "n_layer must be >= 1, got 0");
+  expect_error([&] { layout.find("h9.w_qkv"); }, "no parameter called 'h9.w_qkv'");
   const auto [begin, end] = layout.layer_range(1);
   EXPECT_EQ(end - begin, static_cast<std::size_t>(12 * 64 * 64 + 13 * 64))
       << "a layer is one contiguous range";
@@ -213,17 +219,23 @@ TEST(Model, RejectsBadInputs) {
   model.init(1);
   std::vector<int> tokens(2 * 11, 3), targets(2 * 11, -1);
   tokens[5] = 12;
-  EXPECT_THROW(model.forward(tokens.data(), targets.data(), 2, 11), book::Error)
-      << "token 12 with vocab 12";
+  expect_error([&] { model.forward(tokens.data(), targets.data(), 2, 11); },
+               "token 12 at position 5 is outside the vocabulary 0..11");
   tokens[5] = 3;
-  EXPECT_THROW(model.forward(tokens.data(), targets.data(), 3, 11), book::Error)
-      << "batch above max_batch";
-  EXPECT_THROW(model.forward(tokens.data(), targets.data(), 1, 12), book::Error)
-      << "longer than the context";
+  expect_error([&] { model.forward(tokens.data(), targets.data(), 3, 11); },
+               "batch 3 is outside 1..2 (the max_batch it was built for)");
+  expect_error([&] { model.forward(tokens.data(), targets.data(), 1, 12); },
+               "seq_len 12 is outside 1..11 (the context)");
   targets[0] = 40;
-  EXPECT_THROW(model.forward(tokens.data(), targets.data(), 2, 11), book::Error)
-      << "target outside the vocab";
-  EXPECT_THROW(Model<float>(c, 0), book::Error);
+  expect_error([&] { model.forward(tokens.data(), targets.data(), 2, 11); },
+               "target 40 at row 0 is neither -1 nor a token id");
+  expect_error([&] { Model<float>(c, 0); }, "max_batch must be >= 1, got 0");
+  model.forward(tokens.data(), nullptr, 2, 11);  // logits only
+  expect_error([&] { model.backward(); }, "the last forward had no targets");
+  Batch batch;
+  batch.batch = 2, batch.seq_len = 11, batch.tokens = tokens, batch.targets.resize(5);
+  expect_error([&] { forward_backward(model, batch, 1.0f); },
+               "a batch of 2 × 11 has 22 tokens and 5 targets");
 }
 
 }  // namespace

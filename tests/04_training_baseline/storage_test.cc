@@ -1,6 +1,6 @@
-// Tests of storage (not exercises): the 16-bit encoding of a Precision (its rounding is tested
-// with common/float16.h), the checkpoint file (truncated, corrupted, wrong version, wrong model), the memory accounting.
-// They pass on both tracks.
+// Tests of storage (not exercises): the 16-bit encoding of a DType (its rounding is tested
+// with common/float16.h), the checkpoint file (truncated, corrupted, wrong version, wrong model),
+// the memory accounting. They pass on both tracks.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -12,19 +12,23 @@
 #include <vector>
 
 #include "chapters/04_training_baseline/checkpoint.h"
+#include "chapters/04_training_baseline/mixed_precision.h"
 #include "chapters/04_training_baseline/precision.h"
 #include "chapters/04_training_baseline/trainer.h"
 #include "common/check.h"
 #include "common/rng.h"
+#include "common/testing/expect_error.h"
 
 namespace book::train {
 namespace {
 
+using book::testing::expect_error;
+
 TEST(Precision, EncodeNeedsA16BitFormat) {
-  EXPECT_THROW(encode(Precision::kFP32, 1.0f), book::Error);
-  EXPECT_THROW(decode(Precision::kFP32, 0x3c00), book::Error);
-  EXPECT_EQ(encode(Precision::kBF16, 1.0f), float_to_bf16(1.0f));
-  EXPECT_EQ(decode(Precision::kFP16, 0x3c00), 1.0f);
+  expect_error([] { encode(DType::kF32, 1.0f); }, "encode: f32 has no 16-bit encoding");
+  expect_error([] { decode(DType::kF64, 0x3c00); }, "decode: f64 has no 16-bit encoding");
+  EXPECT_EQ(encode(DType::kBF16, 1.0f), float_to_bf16(1.0f));
+  EXPECT_EQ(decode(DType::kF16, 0x3c00), 1.0f);
 }
 
 TEST(Precision, AllFiniteAndLossScalerArguments) {
@@ -34,12 +38,13 @@ TEST(Precision, AllFiniteAndLossScalerArguments) {
   EXPECT_FALSE(all_finite(v));
   LossScaler::Options bad;
   bad.backoff_factor = 2.0f;
-  EXPECT_THROW(LossScaler{bad}, book::Error);
+  expect_error([&] { LossScaler{bad}; }, "0 < backoff_factor < 1, got 2 and 2");
   LossScaler::Options bad_min;
   bad_min.min_scale = 0;
-  EXPECT_THROW(LossScaler{bad_min}, book::Error);
+  expect_error([&] { LossScaler{bad_min}; }, "need 0 < min_scale <= initial_scale");
   LossScaler scaler;
-  EXPECT_THROW(scaler.restore(1e30f, 0), book::Error);
+  expect_error([&] { scaler.restore(1e30f, 0); },
+               "state (scale 1e+30, clean steps 0) is outside this scaler's options");
   scaler.restore(1024.0f, 5);
   EXPECT_EQ(scaler.scale(), 1024.0f);
 }
@@ -67,14 +72,7 @@ class CheckpointFile : public ::testing::Test {
   }
   void expect_refused(const std::string& fragment) {
     Trainer trainer(small_options());
-    try {
-      trainer.load(path);
-      ADD_FAILURE() << "the checkpoint was accepted; expected an error mentioning '" << fragment
-                    << "'";
-    } catch (const book::Error& error) {
-      EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos)
-          << "the error was: " << error.what() << "; expected it to mention '" << fragment << "'";
-    }
+    expect_error([&] { trainer.load(path); }, fragment);
   }
 };
 
@@ -114,12 +112,34 @@ TEST_F(CheckpointFile, RefusesAnotherModel) {
   TrainOptions other = small_options();
   other.model.d_model = 32;
   Trainer trainer(other);
-  EXPECT_THROW(trainer.load(path), book::Error);
+  expect_error([&] { trainer.load(path); },
+               "is of another model (2 layers, d_model 16, 2 heads); this trainer has 2, 32, 2");
+  other = small_options();
+  other.precision = DType::kBF16;
+  Trainer bf16(other);
+  expect_error([&] { bf16.load(path); },
+               "written by a run of precision code 0 (0 f32, 1 bf16, "
+               "2 f16); this trainer is bf16 (code 1)");
+}
+
+TEST(TrainOptions, RefusesBadOptions) {
+  TrainOptions o = small_options();
+  o.precision = DType::kF64;
+  expect_error([&] { Trainer{o}; }, "f64 is not a training precision; use f32, bf16 or f16");
+  o = small_options();
+  o.accumulation = 0;
+  expect_error([&] { Trainer{o}; }, "micro_batch and accumulation must be >= 1, got 4 and 0");
+  o = small_options();
+  o.clip_norm = -1;
+  expect_error([&] { Trainer{o}; }, "clip_norm must be positive, got -1");
+  o = small_options();
+  o.warmup_steps = o.total_steps + 1;
+  expect_error([&] { Trainer{o}; }, "need 0 <= warmup_steps <= total_steps");
 }
 
 TEST(Memory, MixedPrecisionAdamHoldsSixteenBytesPerParameter) {
   TrainOptions o = small_options();
-  o.precision = Precision::kFP16;
+  o.precision = DType::kF16;
   const MemoryReport m = Trainer(o).memory();
   EXPECT_EQ(m.low_weights, 2u * m.parameters);
   EXPECT_EQ(m.low_grads, 2u * m.parameters);
@@ -128,17 +148,60 @@ TEST(Memory, MixedPrecisionAdamHoldsSixteenBytesPerParameter) {
   EXPECT_EQ(m.state_bytes_per_parameter(), 16.0);
 }
 
-TEST(Memory, ActivationsFollowTheCountedFormula) {
-  // Per token, per layer: LN1 out C + QKV 3C + attention output C + residual C + LN2 out C +
-  // MLP 4C pre- and 4C post-GELU = 15C, the attention probabilities H·T, and 2 LayerNorms' mean
-  // and rstd (4). Plus the residual stream at L+1 boundaries, the final LayerNorm (C + 2) and
-  // logits and probabilities (2V). FP32: 4 bytes each.
+TEST(Memory, ActivationsAndWorkspaceFollowTheCountedFormulas) {
+  // Activations, per token: the token id and the target (2 ints); per layer LN1 out C + QKV 3C +
+  // attention output C + residual C + LN2 out C + MLP 4C pre- and 4C post-GELU = 15C, the
+  // attention probabilities H·T and 2 LayerNorms' mean and rstd (4); the residual stream and its
+  // gradient at the L+1 boundaries, 2(L+1)C; the final LayerNorm (C + 2), logits and
+  // probabilities (2V). Workspace, per token: a block's 3C + 2·4C + C + 3C = 15C and the head's
+  // C + V. FP32: 4 bytes each.
   TrainOptions o = small_options();  // d_model 16, 2 heads, 2 layers, 2-digit addition
   Trainer trainer(o);
   const std::int64_t c = 16, h = 2, l = 2, v = 12, t = trainer.task().model_context(),
                      b = o.micro_batch;
-  const std::int64_t floats_per_token = l * (15 * c + h * t + 4) + (l + 1) * c + (c + 2) + 2 * v;
-  EXPECT_EQ(trainer.memory().activations, static_cast<std::size_t>(4 * b * t * floats_per_token));
+  const std::int64_t floats_per_token =
+      l * (15 * c + h * t + 4) + 2 * (l + 1) * c + (c + 2) + 2 * v;
+  EXPECT_EQ(trainer.memory().activations,
+            static_cast<std::size_t>(b * t * (4 * floats_per_token + 2 * 4)));
+  EXPECT_EQ(trainer.memory().workspace, static_cast<std::size_t>(4 * b * t * (15 * c + c + v)));
+}
+
+// The tracker sees every buffer of a training step under its category, and the step allocates
+// nothing: the peak is what construction left live.
+TEST(Memory, TrackerCategoriesEqualTheFormulas) {
+  for (DType p : {DType::kF32, DType::kBF16}) {
+    SCOPED_TRACE(dtype_name(p));
+    TrainOptions o = small_options();
+    o.precision = p;
+    MemoryTracker tracker;
+    Trainer trainer(o, &tracker);
+    const std::size_t n = static_cast<std::size_t>(trainer.options().model.parameter_count());
+    const MemoryReport r = trainer.memory();
+    const bool mixed = p != DType::kF32;
+    using C = MemoryCategory;
+    EXPECT_EQ(tracker.current(C::kParameters), (mixed ? 2 : 4) * n);
+    EXPECT_EQ(tracker.current(C::kGradients), (mixed ? 2 : 4) * n);
+    EXPECT_EQ(tracker.current(C::kMasterWeights), (mixed ? 4 : 0) * n);
+    EXPECT_EQ(tracker.current(C::kOptimizerStates), 8 * n);
+    EXPECT_EQ(tracker.current(C::kParameters) + tracker.current(C::kGradients) +
+                  tracker.current(C::kMasterWeights) + tracker.current(C::kOptimizerStates),
+              16 * n)
+        << "16 bytes of model state per parameter";
+    EXPECT_EQ(tracker.current(C::kActivations), r.activations);
+    EXPECT_EQ(tracker.current(C::kOther), r.workspace + (mixed ? 8 * n : 0))
+        << "the workspace, and in mixed precision the FP32 copies of the 16-bit weights and "
+           "gradients that only a CPU needs";
+    EXPECT_EQ(tracker.current(C::kCommunication), 0u);
+    const std::size_t after_construction = tracker.current_total();
+    trainer.step();
+    trainer.step();
+    trainer.validation_loss(1);
+    EXPECT_EQ(tracker.current_total(), after_construction);
+    EXPECT_EQ(tracker.peak_total(), after_construction) << "a step allocates nothing it tracks";
+    for (MemoryCategory category : all_memory_categories())
+      EXPECT_EQ(tracker.at_peak()[category], tracker.current(category))
+          << memory_category_name(category);
+  }
 }
 
 }  // namespace

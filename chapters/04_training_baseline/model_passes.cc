@@ -1,0 +1,127 @@
+// The model part's forward and backward passes, piece by piece (model.h).
+#include <algorithm>
+
+#include "chapters/04_training_baseline/layers.h"
+#include "chapters/04_training_baseline/model.h"
+#include "common/check.h"
+
+namespace book::train {
+
+template <typename T>
+void Model<T>::embed_forward(Activations<T>& acts, const int* tokens, int batch, int seq_len) {
+  check(acts, "embed_forward", false);
+  BOOK_CHECK(part().has_embedding(), "embed_forward: this part starts at layer "
+                                         << part().first_layer
+                                         << " and does not hold the embeddings");
+  acts.set_shape(batch, seq_len);
+  const std::size_t n = static_cast<std::size_t>(batch) * seq_len;
+  for (std::size_t i = 0; i < n; ++i)
+    BOOK_CHECK(tokens[i] >= 0 && tokens[i] < config_.vocab_size,
+               "Model: token " << tokens[i] << " at position " << i
+                               << " is outside the vocabulary 0.." << config_.vocab_size - 1);
+  std::copy(tokens, tokens + n, acts.tokens_.data());
+  embedding_forward(tokens, batch, seq_len, p_.wte, p_.wpe, config_.d_model, acts.residual(0));
+}
+
+template <typename T>
+void Model<T>::layers_forward(Activations<T>& acts, int first, int last) {
+  check(acts, "layers_forward");
+  BOOK_CHECK(part().first_layer <= first && first <= last && last <= part().last_layer,
+             "layers_forward: range [" << first << ", " << last << ") is not inside this part's ["
+                                       << part().first_layer << ", " << part().last_layer << ")");
+  for (int l = first; l < last; ++l) {
+    const int i = l - part().first_layer;
+    block_forward(config_, part().tensor_parallel, p_.blocks[i], acts.batch(), acts.seq_len(),
+                  acts.residual(l), acts.residual(l + 1), acts.blocks_[i], workspace_, comm_);
+  }
+}
+
+template <typename T>
+T Model<T>::head_forward(Activations<T>& acts, const int* targets) {
+  check(acts, "head_forward");
+  BOOK_CHECK(part().has_head(config_), "head_forward: this part ends at layer "
+                                           << part().last_layer << " and does not hold the head");
+  const int n = acts.batch() * acts.seq_len(), c = config_.d_model, v = config_.vocab_size;
+  layernorm_forward(acts.residual(config_.n_layer), p_.lnf_gain, p_.lnf_bias, n, c,
+                    acts.lnf_.data(), acts.lnf_mean_.data(), acts.lnf_rstd_.data());
+  // Tied head: logits = lnf · wteᵀ, the embedding matrix read transposed.
+  matmul<T>(false, true, n, v, c, T(1), acts.lnf_.data(), c, p_.wte, c, T(0), acts.logits_.data(),
+            v);
+  acts.has_targets_ = false;
+  if (targets == nullptr) return T(0);
+  for (int i = 0; i < n; ++i)
+    BOOK_CHECK(targets[i] >= -1 && targets[i] < v, "Model: target "
+                                                       << targets[i] << " at row " << i
+                                                       << " is neither -1 nor a token id");
+  std::copy(targets, targets + n, acts.targets_.data());
+  acts.has_targets_ = true;
+  return cross_entropy_forward(acts.logits_.data(), targets, n, v, acts.probs_.data());
+}
+
+template <typename T>
+void Model<T>::head_backward(Activations<T>& acts, T loss_scale, const GradientReadyHook& ready) {
+  check(acts, "head_backward");
+  BOOK_CHECK(part().has_head(config_), "head_backward: this part does not hold the head");
+  BOOK_CHECK(acts.has_targets_, "backward: the last forward had no targets, so there is no loss");
+  const int n = acts.batch() * acts.seq_len(), c = config_.d_model, v = config_.vocab_size;
+  T* dlogits = dlogits_.data();
+  T* dlnf = dlnf_.data();
+  std::fill(dlnf, dlnf + static_cast<std::size_t>(n) * c, T(0));
+  cross_entropy_backward(acts.probs_.data(), acts.targets_.data(), n, v, loss_scale, dlogits);
+  matmul<T>(false, false, n, c, v, T(1), dlogits, v, p_.wte, c, T(1), dlnf, c);
+  matmul<T>(true, false, v, c, n, T(1), dlogits, v, acts.lnf_.data(), c, T(1), g_.wte, c);
+  T* d_stream = acts.residual_grad(config_.n_layer);
+  std::fill(d_stream, d_stream + static_cast<std::size_t>(n) * c, T(0));
+  layernorm_backward(dlnf, acts.residual(config_.n_layer), p_.lnf_gain, acts.lnf_mean_.data(),
+                     acts.lnf_rstd_.data(), n, c, d_stream, g_.lnf_gain, g_.lnf_bias);
+  if (ready) {
+    const auto [begin, end] = layout_.head_range();
+    ready(begin, end);
+  }
+}
+
+template <typename T>
+void Model<T>::layers_backward(Activations<T>& acts, int last, int first,
+                               const GradientReadyHook& ready) {
+  check(acts, "layers_backward");
+  BOOK_CHECK(part().first_layer <= first && first <= last && last <= part().last_layer,
+             "layers_backward: range [" << first << ", " << last << ") is not inside this part's ["
+                                        << part().first_layer << ", " << part().last_layer << ")");
+  for (int l = last - 1; l >= first; --l) {
+    const int i = l - part().first_layer;
+    block_backward(config_, part().tensor_parallel, p_.blocks[i], g_.blocks[i], acts.batch(),
+                   acts.seq_len(), acts.residual(l), acts.residual_grad(l + 1),
+                   acts.residual_grad(l), acts.blocks_[i], workspace_, comm_);
+    if (ready) {
+      const auto [begin, end] = layout_.layer_range(l);
+      ready(begin, end);
+    }
+  }
+}
+
+template <typename T>
+void Model<T>::embed_backward(Activations<T>& acts, const GradientReadyHook& ready) {
+  check(acts, "embed_backward");
+  BOOK_CHECK(part().has_embedding(), "embed_backward: this part does not hold the embeddings");
+  embedding_backward(acts.tokens_.data(), acts.batch(), acts.seq_len(), acts.residual_grad(0),
+                     config_.d_model, g_.wte, g_.wpe);
+  if (ready) {
+    const auto [begin, end] = layout_.embedding_range();
+    ready(begin, end);
+  }
+}
+
+// The members defined here, for the two number types (the class itself is instantiated in
+// model.cc).
+#define BOOK_MODEL_PASSES(T)                                                                    \
+  template void Model<T>::embed_forward(Activations<T>&, const int*, int, int);                 \
+  template void Model<T>::layers_forward(Activations<T>&, int, int);                            \
+  template T Model<T>::head_forward(Activations<T>&, const int*);                               \
+  template void Model<T>::head_backward(Activations<T>&, T, const GradientReadyHook&);          \
+  template void Model<T>::layers_backward(Activations<T>&, int, int, const GradientReadyHook&); \
+  template void Model<T>::embed_backward(Activations<T>&, const GradientReadyHook&);
+
+BOOK_MODEL_PASSES(float)
+BOOK_MODEL_PASSES(double)
+
+}  // namespace book::train
