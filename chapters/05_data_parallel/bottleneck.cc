@@ -71,7 +71,11 @@ Diagnosis classify_bottleneck(std::span<const RankSpans> ranks) {
   d.slowest_over_median = typical > 0 ? own_work[slowest] / typical : 1.0;
   const bool waits_least = waits[slowest] <= *std::min_element(waits.begin(), waits.end());
   std::ostringstream why;
-  if (ranks.size() > 1 && d.slowest_over_median >= kStragglerRatio && waits_least) {
+  std::vector<double> steps;
+  for (const RankSpans& s : ranks) steps.push_back(s.step);
+  const bool clearly_slower = own_work[slowest] - typical >= kStragglerExcess * median(steps);
+  if (ranks.size() > 1 && d.slowest_over_median >= kStragglerRatio && clearly_slower &&
+      waits_least) {
     d.kind = Bottleneck::kStraggler;
     d.straggler = static_cast<int>(slowest);
     why << "rank " << slowest << " works " << fixed(d.slowest_over_median, 2)

@@ -4,9 +4,10 @@
 /// reads per-rank spans (the StepTimes a DdpTrainer records, averaged over steps) and names the
 /// bottleneck by four rules, applied in this order:
 ///
-/// 1. **straggler**: one rank's own work (data + forward + backward) is ≥ 1.25× the median rank's,
-///    and it waits less than the others: they wait for it at every all-reduce. (A straggler also
-///    makes the others' communication wait look long, so this rule comes first.)
+/// 1. **straggler**: one rank's own work (data + compute) is ≥ 1.25× the median rank's, and by at
+///    least 10% of the median step (so jitter in a tiny compute time is not a straggler), and it
+///    waits least: the others wait for it at every all-reduce. (A straggler also makes the others'
+///    communication wait look long, so this rule comes first.)
 /// 2. **data**: the median rank spends ≥ 20% of its step loading data. A healthy loader
 ///    prefetches on other threads and costs the step almost nothing.
 /// 3. **communication**: the median rank waits on gradient collectives (exposed communication)
@@ -57,6 +58,7 @@ struct Diagnosis {
 
 /// The rules' thresholds (see the file comment).
 inline constexpr double kStragglerRatio = 1.25;
+inline constexpr double kStragglerExcess = 0.10;  ///< of the median rank's step
 inline constexpr double kDataShare = 0.20;
 inline constexpr double kCommShare = 0.25;
 

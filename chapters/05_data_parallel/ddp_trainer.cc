@@ -262,10 +262,15 @@ train::StepResult DdpTrainer::step() {
     if (sync) synchronize_gradients();
   }
 
+  {
+    Trace::Span span(trace, track, "compute", "loss all-reduce", "loss");
+    const Timer timer;
+    comm_.all_reduce(std::span<double>(&loss_sum, 1), coll::ReduceOp::kSum);  // for the log only
+    times_.loss_sync = timer.seconds();
+  }
+  result.loss = static_cast<float>(loss_sum / (o.accumulation * comm_.size()));
   const Timer optimizer_timer;
   Trace::Span optimizer_span(trace, track, "compute", "optimizer", "optimizer");
-  comm_.all_reduce(std::span<double>(&loss_sum, 1), coll::ReduceOp::kSum);  // for the log only
-  result.loss = static_cast<float>(loss_sum / (o.accumulation * comm_.size()));
   const coll::Counters after = gradient_counters();
   times_.gradient_bytes = after.bytes_sent - before.bytes_sent;
   times_.gradient_messages = after.messages_sent - before.messages_sent;

@@ -11,7 +11,7 @@
 /// 2. forward, then backward with the reducer's hook (rungs 3 and 4: buckets start during
 ///    backward) or followed by a blocking all-reduce (rungs 1 and 2);
 /// 3. wait for the gradients; the mean loss over ranks (one FP64 number on the caller's
-///    communicator, not counted as gradient traffic);
+///    communicator, not counted as gradient traffic: it is only for the log);
 /// 4. mixed precision, clipping, AdamW over the whole flat range, exactly as Trainer::step.
 ///
 /// Communicators: the caller's (`comm`) carries the checks, the loss and the checkpoints' barriers;
@@ -48,7 +48,8 @@ struct StepTimes {
   double backward = 0;   ///< backward passes (rungs 3–4: launching buckets included)
   double comm_wait = 0;  ///< exposed communication: this thread blocked on gradient collectives
   double comm_busy = 0;  ///< time the gradient collectives ran (rungs 3–4: on the comm thread)
-  double optimizer = 0;  ///< the loss all-reduce, mixed precision, clipping, AdamW
+  double loss_sync = 0;  ///< the loss's all-reduce: mostly waiting for the slowest rank's step
+  double optimizer = 0;  ///< mixed precision, clipping, AdamW
   double step = 0;       ///< the whole step
   std::int64_t collectives = 0;         ///< gradient collectives started
   std::uint64_t gradient_bytes = 0;     ///< bytes this rank sent in them (counters)

@@ -45,9 +45,9 @@ class BucketReducer {
   /// Exercise ddp.overlapped_all_reduce (1 of 2): elements [begin, end) of the gradient buffer are
   /// final for this pass. Add the size of its overlap with every bucket to that bucket's count
   /// (`ready_`); a count that would exceed its bucket's size means a range was reported twice:
-  /// throw book::Error saying which bucket, before counting anything in it. Then launch, in index order from `next_`, every bucket
-  /// whose count is complete: `handles_.push_back(launch_(next_, buckets_[next_]))`, `++next_`;
-  /// stop at the first incomplete one.
+  /// throw book::Error saying which bucket, before counting anything in it. Then launch, in index
+  /// order from `next_`, every bucket whose count is complete: `handles_.push_back(launch_(next_,
+  /// buckets_[next_]))`, `++next_`; stop at the first incomplete one.
   /// \exercise{ddp.overlapped_all_reduce}
   void mark_ready(std::size_t begin, std::size_t end);
 
