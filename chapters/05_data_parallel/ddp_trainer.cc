@@ -2,6 +2,9 @@
 // backward and the optimizer. Checkpoints are in ddp_checkpoint.cc.
 #include "chapters/05_data_parallel/ddp_trainer.h"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -56,6 +59,25 @@ DdpOptions checked_options(coll::Communicator& comm, const DdpOptions& options) 
                               "start every rank with the same model, task, batch, schedule, "
                               "precision, seed, rung and bucket size");
   return resolved;
+}
+
+// On a GPU a bucket's all-reduce runs on the NIC and on SMs of its own, beside backward's kernels.
+// On a CPU the communication thread shares the cores with the ranks' compute threads, and under a
+// real-time policy (the book times with `chrt -f`) a thread of equal priority is never preempted:
+// the communication thread would wait for backward to finish, and nothing would overlap. So, only
+// under a real-time policy, it takes one priority level more than the thread that started it: it
+// preempts backward for the moments it needs a core (a hand-off, adding a chunk) and sleeps while
+// it waits for its peers. Under the default policy the kernel time-slices anyway.
+void prioritise_communication_thread() {
+  thread_local bool done = false;
+  if (done) return;
+  done = true;
+  int policy = 0;
+  sched_param param{};
+  if (pthread_getschedparam(pthread_self(), &policy, &param) != 0) return;
+  if (policy != SCHED_FIFO && policy != SCHED_RR) return;
+  param.sched_priority = std::min(param.sched_priority + 1, sched_get_priority_max(policy));
+  pthread_setschedparam(pthread_self(), policy, &param);  // best effort: on failure, no boost
 }
 
 }  // namespace
@@ -174,6 +196,7 @@ coll::CollectiveHandle DdpTrainer::launch_bucket(std::size_t index, const FlatRa
   std::ostringstream what;
   what << "all_reduce of bucket " << index << " (" << bucket.size() << " x f32)";
   return async_->submit(what.str(), [this, index, data](coll::Communicator& comm) {
+    prioritise_communication_thread();
     const Timer timer;  // on the communication thread: how long the wire was busy
     if (options_.faults.link_delay_s_per_mib > 0) {
       Trace::Span delay(comm.trace(), comm.trace_track(), "comm", "injected link delay", "delay");

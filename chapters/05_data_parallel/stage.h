@@ -51,6 +51,8 @@ struct LadderRow {
   double gradient_ratio = 0;     ///< ÷ (2(N−1)/N × gradient bytes × syncs per step)
   std::int64_t collectives = 0;  ///< per step
   double hidden = 0;             ///< median share of communication hidden by backward
+  double compute_ms = 0;         ///< median forward + backward time (rank 0)
+  double optimizer_ms = 0;       ///< median optimizer time (rank 0): every rank does all of it
   double comm_busy_ms = 0;       ///< median time the gradient collectives ran
   double comm_wait_ms = 0;       ///< median exposed communication
   double loss_deviation = 0;     ///< largest |loss − chapter 4's| / chapter 4's over the steps

@@ -79,9 +79,11 @@ LadderRow summarise(const StageOptions& options, Rung rung, int n, const RankMea
   LadderRow row;
   row.rung = rung;
   row.ranks = n;
-  std::vector<double> step, busy, wait, hidden;
+  std::vector<double> step, busy, wait, hidden, compute, optimizer;
   for (std::size_t s = 0; s < zero.times.size(); ++s) {
     step.push_back(zero.times[s].step);
+    compute.push_back(zero.times[s].forward + zero.times[s].backward);
+    optimizer.push_back(zero.times[s].optimizer);
     busy.push_back(zero.times[s].comm_busy);
     wait.push_back(zero.times[s].comm_wait);
     double h = 0;
@@ -90,6 +92,8 @@ LadderRow summarise(const StageOptions& options, Rung rung, int n, const RankMea
   }
   row.step_ms = 1e3 * median_of(step);
   row.tokens_per_s = static_cast<double>(zero.tokens_per_step) / (row.step_ms / 1e3);
+  row.compute_ms = 1e3 * median_of(compute);
+  row.optimizer_ms = 1e3 * median_of(optimizer);
   row.comm_busy_ms = 1e3 * median_of(busy);
   row.comm_wait_ms = 1e3 * median_of(wait);
   row.hidden = median_of(hidden);
@@ -185,8 +189,8 @@ double one_device_step_ms(const StageOptions& options) {
 
 void report_ladder(const StageOptions& options, const std::vector<LadderRow>& rows) {
   Table table({"rung", "N", "step ms", "tokens/s", "speed-up", "bytes/rank/step",
-               "÷ 2(N-1)/N·S·syncs", "collectives/step", "buckets", "comm ms", "exposed ms",
-               "hidden %", "loss dev."});
+               "÷ 2(N-1)/N·S·syncs", "collectives/step", "buckets", "fwd+bwd ms", "optimizer ms",
+               "comm ms", "exposed ms", "hidden %", "loss dev."});
   std::map<Rung, double> one_rank;  // tokens/s of N = 1 per rung, for the speed-up
   for (const LadderRow& r : rows)
     if (r.ranks == 1) one_rank[r.rung] = r.tokens_per_s;
@@ -198,7 +202,8 @@ void report_ladder(const StageOptions& options, const std::vector<LadderRow>& ro
                    one_rank.count(r.rung) ? fixed(r.tokens_per_s / one_rank[r.rung], 2) + "x" : "-",
                    mib(r.gradient_mib * (1 << 20)), r.ranks > 1 ? fixed(r.gradient_ratio, 3) : "-",
                    std::to_string(r.collectives), r.buckets ? std::to_string(r.buckets) : "-",
-                   fixed(r.comm_busy_ms, 2), fixed(r.comm_wait_ms, 2),
+                   fixed(r.compute_ms, 1), fixed(r.optimizer_ms, 1), fixed(r.comm_busy_ms, 2),
+                   fixed(r.comm_wait_ms, 2),
                    r.ranks == 1                ? "-"
                    : overlaps_backward(r.rung) ? fixed(100 * r.hidden, 0)
                                                : "0",
