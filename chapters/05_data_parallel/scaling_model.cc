@@ -48,25 +48,30 @@ StepPrediction predict_step(const Workload& w, const Cluster& cluster, int ranks
                  << w.buckets << " buckets");
   StepPrediction p;
   p.ranks = ranks;
-  p.compute_s = w.global_batch * w.flops_per_sample / (ranks * w.flops_per_s);
+  BOOK_CHECK(w.replicated_s >= 0,
+             "predict_step: replicated_s must be >= 0, got " << w.replicated_s);
+  const double divided_s = w.global_batch * w.flops_per_sample / (ranks * w.flops_per_s);
+  p.compute_s = divided_s + w.replicated_s;
   const double bucket_s = all_reduce_seconds(ranks, w.gradient_bytes / w.buckets, cluster);
   p.comm_s = w.buckets * bucket_s;
   if (overlap) {
     // Bucket i is ready after (i+1)/k of backward; the buckets run one after another.
-    const double backward_s = w.backward_share * p.compute_s;
-    const double forward_s = p.compute_s - backward_s;
+    const double backward_s = w.backward_share * divided_s;
+    const double forward_s = divided_s - backward_s;
     double finished = 0;
     for (int i = 0; i < w.buckets; ++i) {
       const double ready = forward_s + backward_s * (i + 1) / w.buckets;
       finished = std::max(finished, ready) + bucket_s;
     }
-    p.exposed_s = std::max(0.0, finished - p.compute_s);
+    p.exposed_s = std::max(0.0, finished - divided_s);  // the optimizer waits for the gradients
   } else {
     p.exposed_s = p.comm_s;
   }
   p.step_s = p.compute_s + p.exposed_s;
   p.samples_per_s = w.global_batch / p.step_s;
-  const double one_rank_rate = w.flops_per_s / w.flops_per_sample;  // samples/s, no communication
+  // One rank alone, without communication: samples per second.
+  const double one_rank_rate =
+      w.global_batch / (w.global_batch * w.flops_per_sample / w.flops_per_s + w.replicated_s);
   p.efficiency = p.samples_per_s / (ranks * one_rank_rate);
   return p;
 }

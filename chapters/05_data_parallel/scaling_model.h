@@ -2,7 +2,8 @@
 /// Why 8 → 64 ranks may not scale: a step-time model of data-parallel training from the α-β cost
 /// of a collective (Hockney's model, as chapter 3 uses it: a message of S bytes costs α + S/B).
 ///
-/// A step on N ranks: compute = global batch × FLOPs per sample / (N × sustained FLOP/s); the
+/// A step on N ranks: compute = global batch × FLOPs per sample / (N × sustained FLOP/s), plus the
+/// work every rank does whatever N (DDP's optimizer step: each rank updates the whole model); the
 /// gradient all-reduce of S bytes in k buckets costs, with the ring,
 ///   T_comm = k · 2(N−1)α + 2(N−1)/N · S/B
 /// (each bucket pays the latency once). With overlap, bucket i can start once backward has
@@ -39,12 +40,15 @@ struct Workload {
   double flops_per_s = 1e12;          ///< sustained FLOP/s of one rank
   double backward_share = 2.0 / 3.0;  ///< backward's share of compute: the window for overlap
   int buckets = 1;                    ///< k
+  /// Seconds every rank spends per step whatever N: in DDP the optimizer step (every rank updates
+  /// the whole model; ZeRO-1 shards it, chapter 6). Not overlapped with communication.
+  double replicated_s = 0;
 };
 
 /// The model's answer for one N.
 struct StepPrediction {
   int ranks = 1;             ///< N
-  double compute_s = 0;      ///< forward + backward on one rank's share of the batch
+  double compute_s = 0;      ///< forward + backward on one rank's share, plus replicated_s
   double comm_s = 0;         ///< the gradient all-reduce, start to end
   double exposed_s = 0;      ///< the part of comm_s backward does not hide
   double step_s = 0;         ///< compute_s + exposed_s

@@ -66,6 +66,21 @@ TEST(ScalingModel, EightToSixtyFourAtAFixedBatchLosesEfficiency) {
   EXPECT_GT(predict_step(w, cluster, 64, true).efficiency, at64);
 }
 
+TEST(ScalingModel, ReplicatedWorkIsAmdahlsSerialPart) {
+  // 20 ms of divisible compute and 5 ms of optimizer on every rank, no communication cost.
+  Workload w;
+  w.flops_per_sample = 1;
+  w.global_batch = 20;
+  w.flops_per_s = 1000;  // 20 samples in 20 ms
+  w.replicated_s = 0.005;
+  const Cluster free{{0, 1e30}, {0, 1e30}, 8, false};
+  const StepPrediction one = predict_step(w, free, 1, true), two = predict_step(w, free, 2, true);
+  EXPECT_NEAR(one.step_s, 0.025, 1e-12);
+  EXPECT_NEAR(one.efficiency, 1.0, 1e-12);
+  EXPECT_NEAR(two.step_s, 0.015, 1e-12) << "10 ms of compute + the 5 ms every rank repeats";
+  EXPECT_NEAR(two.efficiency, 0.025 / (2 * 0.015), 1e-12) << "1.67x on 2 ranks, not 2x";
+}
+
 TEST(ScalingModel, FitLinkRecoversAlphaAndBandwidth) {
   const Link truth{25e-6, 1.5e9};
   const double small = 4096, large = 16 << 20;
