@@ -56,10 +56,13 @@ struct Diagnosis {
   std::string reason;                      ///< one line with the numbers behind the call
 };
 
-/// The rules' thresholds (see the file comment).
+/// Rule 1: the slowest rank's own work over the median rank's.
 inline constexpr double kStragglerRatio = 1.25;
-inline constexpr double kStragglerExcess = 0.10;  ///< of the median rank's step
+/// Rule 1: how much slower, as a share of the median rank's step.
+inline constexpr double kStragglerExcess = 0.10;
+/// Rule 2: the median rank's data loading over its step.
 inline constexpr double kDataShare = 0.20;
+/// Rule 3: the median rank's exposed communication over its step.
 inline constexpr double kCommShare = 0.25;
 
 /// Applies the four rules to one entry per rank. Throws book::Error for no ranks or a
