@@ -74,8 +74,12 @@ for s in "${stages[@]}"; do pack_one stage "$s"; done
 
 # Shared libraries: the C library family and the driver come from the GPU machine; anything else
 # is shipped in lib/ (run.sh puts it first on LD_LIBRARY_PATH) when it is small enough, and
-# recorded in libs.tsv either way: soname, shipped or expected, the binaries that need it, where
-# it was here.
+# recorded in libs.tsv either way: soname, shipped / fallback / expected, the binaries that need
+# it, where it was here.
+# The C++ runtime goes to lib/fallback: run.sh uses it only where the GPU machine's is older than
+# this one (a newer one runs these binaries, and an older copy first on the path could break the
+# machine's own tools and libraries that the steps load).
+cxx_runtime='^(libstdc\+\+\.so|libgcc_s\.so)'
 system='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|librt\.|libpthread\.|libresolv\.|libutil\.|libcuda\.)'
 declare -A needed_by=() found_at=()
 for f in "$out"/bin/*; do
@@ -89,7 +93,11 @@ done
 printf '# soname\tstatus\tneeded by\tnote\n' >"$out/libs.tsv"
 for lib in $(printf '%s\n' "${!needed_by[@]}" | sort); do
   path=${found_at[$lib]}
-  if [[ -f $path ]] && (($(stat -L -c %s "$path") <= ship_max_bytes)); then
+  if [[ $lib =~ $cxx_runtime && -f $path ]]; then
+    mkdir -p "$out/lib/fallback"
+    cp -L "$path" "$out/lib/fallback/$lib"
+    printf '%s\tfallback\t%s\t%s\n' "$lib" "${needed_by[$lib]}" "$path" >>"$out/libs.tsv"
+  elif [[ -f $path ]] && (($(stat -L -c %s "$path") <= ship_max_bytes)); then
     cp -L "$path" "$out/lib/$lib"
     printf '%s\tshipped\t%s\t%s\n' "$lib" "${needed_by[$lib]}" "$path" >>"$out/libs.tsv"
   elif [[ -f $path ]]; then

@@ -13,7 +13,7 @@
 # Exit status: 0 every step ran and passed; 1 a step failed, timed out, could not run or was not
 # reached; 3 no usable GPU (every step skipped); 2 bad usage.
 #
-# Environment (see tools/gpu/README.md): RUN_BUDGET (seconds for the whole run, default 420),
+# Environment (see tools/gpu/README.md): RUN_BUDGET (seconds for the whole run, default 360),
 # STEP_TIMEOUT (caps every step's limit), STEPS (comma-separated step names: run only those),
 # STAGE_ARGS (for the stages, e.g. --tour), BOOK_RESULTS_DIR (logs; default DIR/results/<time>),
 # BOOK_LIB_PATH (more folders to look for shared libraries in), COMPUTE_SANITIZER (its path).
@@ -132,7 +132,7 @@ fi
 plan=$dir/plan.tsv
 [[ -f $plan ]] || plan=$here/plan.tsv
 
-budget=${RUN_BUDGET:-420}
+budget=${RUN_BUDGET:-360}
 run_start=$(date +%s)
 elapsed() { echo $(($(date +%s) - run_start)); }
 results=${BOOK_RESULTS_DIR:-$dir/results/$(date -u +%Y%m%dT%H%M%SZ)}
@@ -161,7 +161,7 @@ workdir() {
 
 echo "# GPU report"
 echo
-echo "- packed: $(tr '\n' ';' <"$dir/VERSION" 2>/dev/null)"
+echo "- packed: $(paste -sd';' "$dir/VERSION" 2>/dev/null | sed 's/;/; /g')"
 echo "- ran: $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n), budget ${budget} s"
 echo
 
@@ -253,17 +253,33 @@ preflight() {
   cuda_unusable=0
   ((gpus == 0 && gpu_listed)) && cuda_unusable=1
 
-  # Libraries: every packed binary's, with lib/ first; what is missing is looked for on this
-  # machine, and a folder that has it joins the library path.
-  local b lib found missing_any=0 still
+  # Libraries: every packed binary's, with lib/ first. The C++ runtime (lib/fallback) is used
+  # only where this machine's is older than the build's; anything else missing is looked for
+  # on this machine, and a folder that has it joins the library path.
+  local b lib found missing_any=0 still fallback=0
   declare -A need=() lacking=()
-  for b in $(awk -F'\t' '!/^#/ && NF >= 2 {print $2}' "$dir/manifest.tsv"); do
-    while IFS= read -r lib; do
-      [[ -n $lib ]] || continue
-      need[$lib]+="${need[$lib]:+, }$b"
-      lacking[$b]=1
-    done < <(unresolved "$dir/bin/$b")
-  done
+  collect_unresolved() {
+    need=() lacking=()
+    for b in $(awk -F'\t' '!/^#/ && NF >= 2 {print $2}' "$dir/manifest.tsv"); do
+      while IFS= read -r lib; do
+        [[ -n $lib ]] || continue
+        need[$lib]+="${need[$lib]:+, }$b"
+        lacking[$b]=1
+      done < <(unresolved "$dir/bin/$b")
+    done
+  }
+  collect_unresolved
+  if [[ -d $dir/lib/fallback ]]; then
+    for lib in "${!need[@]}"; do  # "libfoo.so.1", or ".../libstdc++.so.6: version `X' not found"
+      b=${lib%%:*}
+      [[ -e $dir/lib/fallback/${b##*/} ]] && fallback=1
+    done
+    if ((fallback)); then
+      export LD_LIBRARY_PATH="$dir/lib:$dir/lib/fallback:${LD_LIBRARY_PATH#"$dir/lib:"}"
+      collect_unresolved
+    fi
+    row "C++ runtime (libstdc++, libgcc_s)" "$( ((fallback)) && echo "the pack's (lib/fallback): this machine's is missing or older than the build's" || echo "this machine's")"
+  fi
   for lib in "${!need[@]}"; do
     [[ $lib == *" "* ]] && continue  # a version problem: no folder fixes it
     found=$(find_lib "$lib")
@@ -293,6 +309,17 @@ preflight() {
     done
   else
     row "shared libraries" "every packed binary's resolve"
+  fi
+  # Where the libraries the pack could not carry (libs.tsv: cuBLAS, NCCL) resolve on this machine.
+  if [[ -f $dir/libs.tsv ]]; then
+    local user path
+    while IFS=$'\t' read -r lib status users _; do
+      [[ $status == expected ]] || continue
+      user=${users%%,*}
+      [[ -n ${cannot_run[$user]:-} && ${cannot_run[$user]} == *"$lib"* ]] && continue
+      path=$(ldd "$dir/bin/$user" 2>/dev/null | awk -v n="$lib" '$1 == n {print $3; exit}')
+      [[ -n $path ]] && row "$lib (not in the pack)" "$path"
+    done < <(grep -v '^#' "$dir/libs.tsv")
   fi
 
   sanitizer=${COMPUTE_SANITIZER:-}
