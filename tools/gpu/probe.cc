@@ -31,9 +31,10 @@ int main() {
   std::printf("driver: %s\n", cuda_version(driver).c_str());
   std::printf("runtime: %s\n", cuda_version(runtime).c_str());
   if (driver > 0 && driver < runtime)
-    std::printf("warning: the driver supports %s, older than the %s runtime in the binaries: "
-                "every CUDA call fails with cudaErrorInsufficientDriver\n",
-                cuda_version(driver).c_str(), cuda_version(runtime).c_str());
+    std::printf(
+        "warning: the driver supports %s, older than the %s runtime in the binaries: "
+        "every CUDA call fails with cudaErrorInsufficientDriver\n",
+        cuda_version(driver).c_str(), cuda_version(runtime).c_str());
   const int count = book::cuda::device_count();
   if (count == 0) {
     std::printf("devices: 0 (%s)\n", book::cuda::no_device_reason().c_str());
@@ -47,8 +48,8 @@ int main() {
                   cudaGetErrorString(cudaGetLastError()));
       continue;
     }
-    std::printf("device %d: %s, sm_%d%d, %d SMs, %zu MiB, %d MiB L2\n", d, p.name, p.major,
-                p.minor, p.multiProcessorCount, static_cast<std::size_t>(p.totalGlobalMem >> 20),
+    std::printf("device %d: %s, sm_%d%d, %d SMs, %zu MiB, %d MiB L2\n", d, p.name, p.major, p.minor,
+                p.multiProcessorCount, static_cast<std::size_t>(p.totalGlobalMem >> 20),
                 p.l2CacheSize >> 20);
   }
   return 0;
