@@ -112,12 +112,23 @@ done
 
 cp "$root/tools/gpu/run.sh" "$root/tools/gpu/plan.tsv" "$out/"
 cp "$root/tools/gpu/README.md" "$out/README.md"
-# Every binary the plan names must be in the pack (a renamed target would otherwise show up on the
-# GPU machine as "not in the pack").
-while IFS=$'\t' read -r step binary _; do
+# Every binary the plan names must be in the pack, and every test filter must select a test (a
+# renamed target or suite would otherwise cost a GPU run to find): listing tests needs no GPU.
+plan_errors=0
+while IFS=$'\t' read -r step binary _ _ _ _ _ args; do
   [[ -z $step || $step == \#* ]] && continue
-  awk -F'\t' -v b="$binary" '$2 == b {found = 1} END {exit !found}' "$manifest" ||
-    say "WARNING: plan.tsv's step $step names $binary, which is not packed"
+  if ! awk -F'\t' -v b="$binary" '$2 == b {found = 1} END {exit !found}' "$manifest"; then
+    say "ERROR: plan.tsv's step $step names $binary, which is not packed"
+    plan_errors=$((plan_errors + 1))
+    continue
+  fi
+  filter=$(grep -o -- '--gtest_filter=[^ ]*' <<<"$args" || true)
+  [[ -n $filter ]] || continue
+  matched=$("$out/bin/$binary" --gtest_list_tests "$filter" 2>/dev/null | grep -c '^  ' || true)
+  if ((matched == 0)); then
+    say "ERROR: plan.tsv's step $step: $filter selects no test of $binary"
+    plan_errors=$((plan_errors + 1))
+  fi
 done <"$out/plan.tsv"
 {
   echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!out' 2>/dev/null || echo ' (with uncommitted changes)')"
@@ -129,4 +140,4 @@ say "packed $(grep -c '^test' "$manifest") tests and $(grep -c '^stage' "$manife
 awk -F'\t' '!/^#/ {print "pack: " $2 " " $1 " (" $4 "), for " $3}' "$out/libs.tsv" >&2
 if ((${#missing[@]})); then say "NOT packed (failed to build): ${missing[*]}"; fi
 if ((bytes > max_bytes)); then say "ERROR: $out is over 64 MiB"; exit 1; fi
-((${#missing[@]} == 0))
+((${#missing[@]} == 0 && plan_errors == 0))
