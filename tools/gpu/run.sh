@@ -477,13 +477,18 @@ run_step() {  # step binary tool timeout class rungs what args
     fails=$(sed -n 's/.*<testsuites tests="[0-9]*" failures="\([0-9]*\)".*/\1/p' "$xml" 2>/dev/null | head -1)
     skips=$(grep -c 'result="skipped"' "$xml" 2>/dev/null)
     total=${total:-0} fails=${fails:-0} skips=${skips:-0}
-    first_skip=$(grep -m1 -o '<skipped message="[^"]*' "$xml" 2>/dev/null | sed 's/<skipped message="//; s/&#x0A;/ /g; s/^[^ ]* //' | cut -c1-140)
+    # The first skip's reason, without its file:line and without the advice after its first
+    # sentence ("needs a GPU: no CUDA device here (...)").
+    first_skip=$(grep -m1 -o '<skipped message="[^"]*' "$xml" 2>/dev/null |
+      sed 's/<skipped message="//; s/&#x0A;/ /g; s/^[^ ]* //; s/\. .*//' | cut -c1-160)
     if [[ ! -f $xml ]]; then
       result="FAIL (exit $status, no XML: it crashed or could not start)"
     elif ((fails > 0 || status != 0)); then
       result="FAIL ($fails of $total failed, exit $status)"
     elif ((total == 0)); then
       result="FAIL: no test matched (plan.tsv's filter and the test's names disagree)"
+    elif ((skips == total)) && [[ $first_skip == "needs a GPU"* ]]; then
+      result="FAIL: every test skipped though the probe sees a GPU: $first_skip"
     elif ((skips == total)); then
       result="skipped: ${first_skip:-every test skipped}"
       ok=2

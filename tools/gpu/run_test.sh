@@ -109,7 +109,7 @@ echo "devices: 1"
 echo "device 0: NVIDIA H200 (fake), sm_90, 132 SMs, 143771 MiB, 60 MiB L2"
 EOF
 # A fake GoogleTest binary / stage. What it does is FAKE_<binary> (default pass): pass, hang,
-# fail:<test name>:<pattern tags>. It appends its name and arguments to $FAKE_TRACE. Under the
+# skipgpu (every test skips for want of a GPU), fail:<test name>:<pattern tags>. It appends its name and arguments to $FAKE_TRACE. Under the
 # fake sanitizer (FAKE_SANITIZER_TOOL set) it always passes.
 fake_bin=$tmp/fake_bin
 cat >"$fake_bin" <<'EOF'
@@ -123,6 +123,10 @@ xml=""
 for a in "$@"; do [[ $a == --gtest_output=xml:* ]] && xml=${a#--gtest_output=xml:}; done
 case $what in
   hang) exec sleep 30 ;;
+  skipgpu)
+    echo "[  SKIPPED ] Fake.NeedsAGpu"
+    [[ -n $xml ]] && printf '<testsuites tests="1" failures="0" disabled="0" errors="0">\n<testcase name="NeedsAGpu" status="run" result="skipped" classname="Fake">\n<skipped message="fake.cc:3&#x0A;needs a GPU: no CUDA device here (planted). On a GPU machine run tools/gpu/run.sh."/>\n</testcase>\n</testsuites>\n' >"$xml"
+    exit 0 ;;
   fail:*)
     test=${what#fail:}; test=${test%%:*}; tags=${what#fail:*:}
     # Only the step whose filter selects the failing suite fails.
@@ -176,7 +180,7 @@ trace=$tmp/gpu_trace
 report=$tmp/gpu.md
 FAKE_TRACE=$trace COMPUTE_SANITIZER=$fake_sanitizer STEP_TIMEOUT=3 RUN_BUDGET=120 \
   FAKE_tests_02_gemm_cuda__gpu_ladder_test="fail:TensorCore/GpuRung.MatchesTheDoubleReferenceAtAwkwardSizes/mma_cp_async:[whole 8x8 groups]" \
-  FAKE_tests_02_gemm_cuda__gpu_hopper_test=hang \
+  FAKE_tests_02_gemm_cuda__gpu_hopper_test=hang FAKE_tests_99_new__gpu_test=skipgpu \
   BOOK_RESULTS_DIR=$tmp/gpu_results "$run" "$pack" >"$report" 2>&1
 status=$?
 ((status == 1)) || fail "fake GPU: exit status $status, expected 1"
@@ -190,7 +194,7 @@ expect_in "$report" "ldmatrix" "fake-GPU report (the 8x8 groups hint for rung 9)
 expect_in "$report" "| nccl | NCCL on one GPU: collectives, device-side reduce | FAIL: cannot run, missing libbook_gpu_missing.so |" "fake-GPU report"
 expect_in "$report" "| shared_tile | rung 3, shared-memory tiles (exercise cuda_gemm.shared_tile) | pass (1 test) |" "fake-GPU report"
 expect_in "$report" "| simt | cuBLAS (rung 0) and the SIMT rungs 1, 2, 4, 6, 7 at awkward sizes; launchers' argument checks | pass (1 test) |" "fake-GPU report"
-expect_in "$report" "| tests_99_new__gpu_test |" "fake-GPU report (a binary the plan does not name)"
+expect_in "$report" "| tests_99_new__gpu_test | //fake:tests_99_new__gpu_test (not in plan.tsv) | FAIL: every test skipped though the probe sees a GPU: needs a GPU: no CUDA device here (planted) |" "fake-GPU report (a binary the plan does not name, whose tests do not see the GPU)"
 expect_in "$report" "Left out of the stages after their tests failed: mma_cp_async wgmma_tma." "fake-GPU report"
 # The trace: the filters, the stages' --skip, the sanitizers' tools, in order.
 expect_in "$trace" "tests_02_gemm_cuda__gpu_ladder_test --gtest_filter=Peer/*:Simt/*:GpuLaunchers.* --gtest_output=xml:" "trace"
