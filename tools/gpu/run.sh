@@ -187,7 +187,7 @@ python_lib_dirs() {  # the usual places first; then (a second or more) Python it
     [[ ${1:-} == --ask-python ]] && command -v python3 >/dev/null 2>&1 &&
       timeout 10 python3 -c 'import site; print("\n".join(site.getsitepackages() + [site.getusersitepackages()]))' 2>/dev/null
   } | sort -u | while read -r sp; do
-    ls -d "$sp"/nvidia/*/lib 2>/dev/null
+    ls -d "$sp"/nvidia/*/lib "$sp"/nvidia/*/lib64 2>/dev/null
   done
 }
 
@@ -205,6 +205,9 @@ find_lib() {  # SONAME: the folder that has it, or nothing
       [[ -e $d/$name ]] && { echo "$d"; return; }
     done <"$results/.python_lib_dirs$ask"
   done
+  # Last, a bounded search of the usual roots.
+  d=$(timeout 5 find /opt /usr/local /usr/lib -name "$name" -print -quit 2>/dev/null)
+  [[ -n $d ]] && dirname "$d"
 }
 
 # What `ldd` cannot resolve for a binary: "libfoo.so.1" lines, and "version `X' not found" ones.

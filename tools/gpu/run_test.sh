@@ -210,7 +210,8 @@ expect_in "$trace" "tests_02_gemm_cuda__gpu_hopper_test [memcheck] --gtest_filte
 
 report=$tmp/budget.md
 start=$SECONDS
-FAKE_TRACE=$tmp/budget_trace FAKE_tests_02_gemm_cuda__gpu_ladder_test=hang RUN_BUDGET=20 \
+# (BOOK_LIB_PATH: the NCCL step's library is found at once, so the preflight is quick.)
+FAKE_TRACE=$tmp/budget_trace FAKE_tests_02_gemm_cuda__gpu_ladder_test=hang RUN_BUDGET=20 BOOK_LIB_PATH=$libdir \
   BOOK_RESULTS_DIR=$tmp/budget_results "$run" "$pack" >"$report" 2>&1
 status=$?
 ((SECONDS - start <= 22)) || fail "budget: a 20 s budget took $((SECONDS - start)) s"
@@ -223,7 +224,7 @@ expect_in "$report" "| bench | Google Benchmark: every rung vs its cuBLAS peer |
 # ---- 4. STEPS and --explain
 
 report=$tmp/steps.md
-FAKE_TRACE=$tmp/steps_trace STEPS=hopper,ladder BOOK_RESULTS_DIR=$tmp/steps_results "$run" "$pack" >"$report" 2>&1
+FAKE_TRACE=$tmp/steps_trace STEPS=hopper,ladder BOOK_LIB_PATH=$libdir BOOK_RESULTS_DIR=$tmp/steps_results "$run" "$pack" >"$report" 2>&1
 expect_in "$report" "| simt | cuBLAS (rung 0) and the SIMT rungs 1, 2, 4, 6, 7 at awkward sizes; launchers' argument checks | not selected (STEPS) | - |" "STEPS report"
 [[ $(wc -l <"$tmp/steps_trace") == 2 ]] || fail "STEPS=hopper,ladder ran: $(cat "$tmp/steps_trace")"
 
