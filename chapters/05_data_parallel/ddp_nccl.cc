@@ -7,6 +7,7 @@
 
 #include "chapters/03_collectives/mpi.h"
 #include "chapters/03_collectives/nccl.h"
+#include "chapters/03_collectives/nccl_mpi.h"
 #include "chapters/05_data_parallel/device_staging.h"
 #include "chapters/05_data_parallel/stage.h"
 #include "common/cuda.h"
