@@ -15,22 +15,23 @@ constexpr int kRow = 46;    // between sequence rows
 constexpr int kLabel = 78;  // label column
 constexpr int kPanelGap = 40;
 
-const char* fill_for(int references) {
-  return references == 0 ? "#ffffff" : references == 1 ? "#cfe3f7" : "#f6c58f";
-}
+// One colour per sequence row (cells and lines); orange marks a shared physical block.
+const char* kRowColours[] = {"#3b6fb0", "#2e9a4a", "#8a46b0", "#b0703a", "#b03a5a", "#3aa0a8"};
+constexpr const char* kShared = "#f2a65a";
+
+const char* row_colour(std::size_t row) { return kRowColours[row % std::size(kRowColours)]; }
 
 int block_width(int block_size) { return block_size * kCell; }
 
-// Draws one block of `block_size` cells, `filled` of them shaded, at (x, y).
-void draw_block(std::ostringstream& svg, int x, int y, int block_size, int filled,
-                const char* fill) {
+// Draws one block of `block_size` cells at (x, y): a frame filled with `fill`, and `filled` cells
+// shaded in `cells`.
+void draw_block(std::ostringstream& svg, int x, int y, int block_size, int filled, const char* fill,
+                const char* cells) {
   svg << "<rect x='" << x << "' y='" << y << "' width='" << block_width(block_size) << "' height='"
       << kCell * 2 << "' fill='" << fill << "' stroke='#333'/>\n";
-  for (int s = 0; s < block_size; ++s) {
+  for (int s = 0; s < filled; ++s)
     svg << "<rect x='" << x + s * kCell + 1 << "' y='" << y + 1 << "' width='" << kCell - 2
-        << "' height='" << kCell * 2 - 2 << "' fill='" << (s < filled ? "#4a78b0" : "none")
-        << "' opacity='0.55'/>\n";
-  }
+        << "' height='" << kCell * 2 - 2 << "' fill='" << cells << "' opacity='0.7'/>\n";
 }
 
 struct PanelSize {
@@ -54,27 +55,37 @@ void draw_panel(std::ostringstream& svg, const PicturePanel& panel, int x0) {
   const int pool_y = 40 + static_cast<int>(panel.sequences.size()) * kRow + 30;
   svg << "<text x='" << x0 << "' y='16' font-size='13' font-weight='bold'>" << panel.caption
       << "</text>\n";
-  std::map<BlockId, int> filled;  // physical block -> slots holding tokens
+  std::map<BlockId, int> filled;         // physical block -> slots holding tokens
+  std::map<BlockId, std::size_t> owner;  // physical block -> (a) row that holds it
+  // Lines first, boxes on top: a line passing under another row's block is hidden by it.
   for (std::size_t r = 0; r < panel.sequences.size(); ++r) {
-    const SequenceId id = panel.sequences[r];
-    const BlockTable& table = m.block_table(id);
-    const int y = 40 + static_cast<int>(r) * kRow, length = m.length(id);
-    svg << "<text x='" << x0 << "' y='" << y + 14 << "' font-size='11'>" << panel.labels[r]
-        << "</text>\n";
+    const BlockTable& table = m.block_table(panel.sequences[r]);
+    const int y = 40 + static_cast<int>(r) * kRow, length = m.length(panel.sequences[r]);
     for (std::size_t b = 0; b < table.size(); ++b) {
-      const int in_block = std::min(bs, length - static_cast<int>(b) * bs);
-      filled[table[b]] = std::max(filled[table[b]], in_block);
-      const int x = x0 + kLabel + static_cast<int>(b) * step;
-      draw_block(svg, x, y, bs, in_block, "#ffffff");
+      filled[table[b]] =
+          std::max(filled[table[b]], std::min(bs, length - static_cast<int>(b) * bs));
+      owner.emplace(table[b], r);
+      const int x = x0 + kLabel + static_cast<int>(b) * step + block_width(bs) / 2;
       const int px = x0 + kLabel + table[b] * step + block_width(bs) / 2;
-      svg << "<line x1='" << x + block_width(bs) / 2 << "' y1='" << y + 2 * kCell << "' x2='" << px
-          << "' y2='" << pool_y << "' stroke='#777' stroke-width='0.8'/>\n";
+      svg << "<line x1='" << x << "' y1='" << y + 2 * kCell << "' x2='" << px << "' y2='" << pool_y
+          << "' stroke='" << row_colour(r) << "' stroke-width='1.2' opacity='0.8'/>\n";
     }
+  }
+  for (std::size_t r = 0; r < panel.sequences.size(); ++r) {
+    const BlockTable& table = m.block_table(panel.sequences[r]);
+    const int y = 40 + static_cast<int>(r) * kRow, length = m.length(panel.sequences[r]);
+    svg << "<text x='" << x0 << "' y='" << y + 14 << "' font-size='11' fill='" << row_colour(r)
+        << "'>" << panel.labels[r] << "</text>\n";
+    for (std::size_t b = 0; b < table.size(); ++b)
+      draw_block(svg, x0 + kLabel + static_cast<int>(b) * step, y, bs,
+                 std::min(bs, length - static_cast<int>(b) * bs), "#ffffff", row_colour(r));
   }
   svg << "<text x='" << x0 << "' y='" << pool_y + 14 << "' font-size='11'>pool</text>\n";
   for (BlockId b = 0; b < m.num_blocks(); ++b) {
     const int x = x0 + kLabel + b * step, refs = m.ref_count(b);
-    draw_block(svg, x, pool_y, bs, filled.contains(b) ? filled[b] : 0, fill_for(refs));
+    const char* cells = refs > 1 ? kShared : owner.contains(b) ? row_colour(owner[b]) : "#999";
+    draw_block(svg, x, pool_y, bs, filled.contains(b) ? filled[b] : 0,
+               refs > 1 ? "#fde3c8" : "#ffffff", cells);
     svg << "<text x='" << x + block_width(bs) / 2 << "' y='" << pool_y + 2 * kCell + 12
         << "' font-size='9' text-anchor='middle'>" << b
         << (refs > 1 ? " ×" + std::to_string(refs) : "") << "</text>\n";
@@ -97,16 +108,20 @@ std::string block_tables_svg(std::span<const PicturePanel> panels) {
     height = std::max(height, size.height);
   }
   std::ostringstream svg;
-  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height + 24
+  width = std::max(width, 560);
+  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height + 26
       << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n";
   int x = 4;
   for (const PicturePanel& panel : panels) {
     draw_panel(svg, panel, x);
     x += measure(panel).width + kPanelGap;
   }
-  svg << "<text x='4' y='" << height + 16
-      << "' font-size='10'>physical blocks: white free, blue one owner, orange shared (×owners); "
-         "shaded cells hold a token's K and V</text>\n</svg>\n";
+  svg << "<text x='4' y='" << height + 4
+      << "' font-size='10'>Each row is a sequence's block table; a line joins a logical block to "
+         "the physical block it names.</text>\n<text x='4' y='"
+      << height + 18
+      << "' font-size='10'>Shaded cells hold a token's K and V; orange: shared by several tables "
+         "(×n references), copied before a write.</text>\n</svg>\n";
   return svg.str();
 }
 

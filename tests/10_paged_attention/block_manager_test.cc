@@ -302,10 +302,11 @@ EXERCISE_TEST("kv.copy_on_write", BlockManagerFuzz, ForksAppendsAndFreesKeepEver
     Fuzzer fuzz(bs == 1 ? 48 : 24, bs, /*prefix_caching=*/false, 1000 + bs);
     fuzz.run(4000);
     if (::testing::Test::HasFatalFailure()) return;
-    if (bs > 1)  // blocks of one token are full when shared: a fork never needs a copy
+    if (bs > 1) {
       EXPECT_GT(fuzz.copies, 0) << "block size " << bs << ": the run never copied on write";
-    else
+    } else {  // blocks of one token are full when shared: a fork never needs a copy
       EXPECT_EQ(fuzz.copies, 0) << "blocks of one token are never written after a fork";
+    }
     EXPECT_GT(fuzz.failed_appends + fuzz.failed_admissions, 0)
         << "block size " << bs << ": the run never ran out of blocks";
   }
