@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "chapters/10_paged_attention/attention_cpu.h"
@@ -144,14 +145,21 @@ int main(int argc, char** argv) {
   auto find = [&](const std::string& key) {
     return reporter.times.contains(key) ? reporter.times.at(key) : std::vector<double>{};
   };
+  // Rows sorted by threads, batch, context (the map's order is by name, "1" < "128" < "2048" <
+  // "32").
+  std::vector<std::tuple<int, int, int, std::string>> shapes;
+  for (const auto& [key, runs] : reporter.times) {
+    int batch = 0, context = 0, threads = 0;
+    if (std::sscanf(key.c_str(), "BM_Fast/paged:0/batch:%d/context:%d/threads:%d", &batch, &context,
+                    &threads) == 3)
+      shapes.emplace_back(threads, batch, context, key);
+  }
+  std::sort(shapes.begin(), shapes.end());
   book::Table table({"batch", "context", "threads", "contiguous µs", "paged µs",
                      "paged speed / contiguous (min..max)", "GB/s of K+V (paged)",
                      "fast / reference"});
-  for (const auto& [key, contiguous_runs] : reporter.times) {
-    if (key.rfind("BM_Fast/paged:0/", 0) != 0) continue;
-    int batch = 0, context = 0, threads = 0;
-    std::sscanf(key.c_str(), "BM_Fast/paged:0/batch:%d/context:%d/threads:%d", &batch, &context,
-                &threads);
+  for (const auto& [threads, batch, context, key] : shapes) {
+    const auto& contiguous_runs = reporter.times.at(key);
     const auto paged_runs = find(name("BM_Fast", 1, batch, context, threads));
     if (paged_runs.empty()) continue;
     const double contiguous = median(contiguous_runs), paged = median(paged_runs);

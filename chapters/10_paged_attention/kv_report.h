@@ -50,7 +50,8 @@ Table block_size_table(const ReplayRuns& runs);
 
 /// The prefix-cache workload replayed with prefix caching off and on.
 struct PrefixRuns {
-  ReplayResult off, on;  ///< the two replays
+  ReplayResult off;  ///< prefix caching off
+  ReplayResult on;   ///< prefix caching on
 };
 /// Runs it.
 PrefixRuns run_prefix_replays(const StageOptions& options);
@@ -59,7 +60,9 @@ Table prefix_table(const PrefixRuns& runs);
 
 /// Parallel sampling: one prompt, `samples` continuations, blocks with and without sharing.
 struct SamplingRun {
-  int samples = 0, prompt_tokens = 0, new_tokens = 0;  ///< the shape
+  int samples = 0;                   ///< n, the samples forked from the prompt
+  int prompt_tokens = 0;             ///< the shared prompt's length
+  int new_tokens = 0;                ///< tokens each sample generates
   std::int64_t shared_blocks = 0;    ///< physical blocks in use with forks (copy-on-write)
   std::int64_t unshared_blocks = 0;  ///< blocks if every sample had its own copy
   int copies = 0;                    ///< blocks copied on write
@@ -70,12 +73,15 @@ SamplingRun run_parallel_sampling(int block_size);
 /// Decoding the trained addition model and a random long-context model with the KV cache.
 struct DecodeRun {
   std::string checkpoint;                ///< the file served
-  int sums = 0, correct = 0;             ///< held-out sums, right answers (paged cache)
+  int sums = 0;                          ///< held-out sums asked
+  int correct = 0;                       ///< right answers (paged cache)
   bool paged_equals_full = false;        ///< the paged cache's answers = the full forward pass's
   bool paged_equals_contiguous = false;  ///< ... = the contiguous cache's
   double max_logit_difference = 0;       ///< paged decode vs full forward, largest |Δ logit|
-  int long_prompt = 0, long_new = 0;     ///< the random model's run
-  double cached_seconds = 0, recompute_seconds = 0;  ///< KV-cache decode vs full recompute
+  int long_prompt = 0;                   ///< the random model's prompt tokens
+  int long_new = 0;                      ///< the random model's new tokens
+  double cached_seconds = 0;             ///< decoding them with the KV cache
+  double recompute_seconds = 0;          ///< decoding them with a full forward pass per token
 };
 /// Runs it (a smaller long-context run in the tour).
 DecodeRun run_decoding(const StageOptions& options);

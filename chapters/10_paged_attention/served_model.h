@@ -27,8 +27,8 @@ int addition_digits(const train::Config& config);
 
 /// Finds a file that Bazel put in the runfiles of the running binary (a genrule's output listed in
 /// its data), whether it runs under `bazel run`, `bazel test` or from bazel-bin: `path` relative
-/// to the working directory, then under $RUNFILES_DIR or <argv0>.runfiles, then
-/// $TEST_SRCDIR. Returns the first that exists, or `path` unchanged.
+/// to the working directory, then under $RUNFILES_DIR, then next to the binary (`argv0` followed
+/// by `.runfiles`), then under $TEST_SRCDIR. Returns the first that exists, or `path` unchanged.
 std::string runfile(const std::string& path, const std::string& argv0 = "");
 
 }  // namespace book::kv

@@ -22,9 +22,9 @@ struct Request {
 };
 
 /// The shape of a workload. The defaults follow the vLLM paper's setting (OPT-13B's 2048-token
-/// context; ShareGPT-like lengths, whose means the paper gives as 161 prompt and 338 output
-/// tokens): log-normal lengths with medians 100 and 200 and a long tail, plus 2% multimodal
-/// prompts of 2 to 3 images at 576 tokens each (LLaVA-1.5's 336-pixel encoder).
+/// context; conversation-like lengths of a few hundred tokens with a long tail, as in the ShareGPT
+/// traces it replays): log-normal lengths with medians 100 and 200, plus 2% multimodal prompts of
+/// 2 to 3 images at 576 tokens each (LLaVA-1.5's 336-pixel encoder).
 struct WorkloadOptions {
   int requests = 600;                 ///< how many
   std::uint64_t seed = 10;            ///< the same seed gives the same workload everywhere
