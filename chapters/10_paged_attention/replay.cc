@@ -4,7 +4,6 @@
 #include <bit>
 #include <deque>
 #include <map>
-#include <unordered_map>
 
 #include "chapters/10_paged_attention/block_manager.h"
 #include "chapters/10_paged_attention/kv_shape.h"
@@ -190,7 +189,6 @@ ReplayResult replay_paged(const std::vector<Request>& requests, const PagedRepla
   for (std::size_t i = 0; i < requests.size(); ++i) waiting.push_back(static_cast<int>(i));
   std::vector<int> running;
   LoadAverages load;
-  std::unordered_map<BlockId, int> filled;  // per physical block: slots holding a token
   while (!waiting.empty() || !running.empty()) {
     //! [replay_admit]
     while (!waiting.empty() && static_cast<int>(running.size()) < o.max_running) {
@@ -230,18 +228,10 @@ ReplayResult replay_paged(const std::vector<Request>& requests, const PagedRepla
     //! [replay_decode]
     MemorySample sample{++result.steps, 0, 0, static_cast<int>(running.size()),
                         static_cast<int>(waiting.size())};
-    filled.clear();
     double reserved = 0;
     for (const int i : running) {
-      const BlockTable& table = manager.block_table(i);
       const int length = manager.length(i);
-      for (std::size_t b = 0; b < table.size(); ++b) {
-        const int in_block =
-            std::min<int>(o.block_size, length - static_cast<int>(b) * o.block_size);
-        int& slots = filled[table[b]];
-        slots = std::max(slots, in_block);
-      }
-      const int capacity = static_cast<int>(table.size()) * o.block_size;
+      const int capacity = static_cast<int>(manager.block_table(i).size()) * o.block_size;
       reserved += std::min(capacity, requests[i].total_tokens()) - length;
       result.max_waste_per_sequence = std::max(result.max_waste_per_sequence, capacity - length);
       if (!waiting.empty()) {
@@ -249,7 +239,11 @@ ReplayResult replay_paged(const std::vector<Request>& requests, const PagedRepla
         ++load.waste_samples;
       }
     }
-    for (const auto& [block, slots] : filled) sample.stored += slots;
+    // Tokens held, shared blocks counted once. Only full blocks are ever shared here (prefix hits;
+    // the replay does not fork), so every reference beyond a block's first repeats B tokens.
+    sample.stored =
+        manager.logical_tokens() - static_cast<std::int64_t>(o.block_size) *
+                                       (manager.logical_blocks() - manager.num_used_blocks());
     sample.allocated = static_cast<std::int64_t>(manager.num_used_blocks()) * o.block_size;
     result.max_running = std::max(result.max_running, sample.running);
     if (!waiting.empty()) {
