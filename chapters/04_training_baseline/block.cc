@@ -16,18 +16,19 @@ struct Shape {
   int n, c, hs, heads, width, hidden;
 };
 
+// The checks every pass needs: `rows` rows fit the buffers, which were sized for this slice, and
+// the group matches the slice.
 template <typename T>
-Shape check_call(const char* who, const Config& config, const TensorParallelSlice& slice, int batch,
-                 int seq_len, const BlockActivations<T>& acts, const BlockWorkspace<T>& workspace,
+Shape check_rows(const char* who, const Config& config, const TensorParallelSlice& slice, int rows,
+                 const BlockActivations<T>& acts, const BlockWorkspace<T>& workspace,
                  const TensorParallelComm<T>* comm) {
   slice.validate(config);
-  BOOK_CHECK(batch >= 1 && seq_len >= 1 && batch <= acts.max_batch && seq_len <= acts.max_seq_len &&
-                 static_cast<std::size_t>(batch) * seq_len <= workspace.max_rows,
-             who << ": " << batch << " × " << seq_len << " rows do not fit the activations ("
-                 << acts.max_batch << " × " << acts.max_seq_len << ") or the workspace ("
-                 << workspace.max_rows << " rows)");
-  BOOK_CHECK(acts.qkv.size() == static_cast<std::size_t>(acts.max_batch) * acts.max_seq_len * 3 *
-                                    slice.width(config),
+  const std::size_t room = static_cast<std::size_t>(acts.max_batch) * acts.max_seq_len;
+  BOOK_CHECK(rows >= 1 && static_cast<std::size_t>(rows) <= room &&
+                 static_cast<std::size_t>(rows) <= workspace.max_rows,
+             who << ": " << rows << " rows do not fit the activations (" << room
+                 << " rows) or the workspace (" << workspace.max_rows << " rows)");
+  BOOK_CHECK(acts.qkv.size() == room * 3 * slice.width(config),
              who << ": the activations were sized for another tensor-parallel slice");
   if (slice.size > 1)
     BOOK_CHECK(comm != nullptr, who << ": tensor-parallel rank " << slice.rank << " of "
@@ -36,8 +37,29 @@ Shape check_call(const char* who, const Config& config, const TensorParallelSlic
     BOOK_CHECK(comm->size() == slice.size && comm->rank() == slice.rank,
                who << ": the group is rank " << comm->rank() << " of " << comm->size()
                    << " but the slice is rank " << slice.rank << " of " << slice.size);
-  return {batch * seq_len,     config.d_model,      config.head_size(),
-          slice.heads(config), slice.width(config), slice.hidden(config)};
+  return {rows,
+          config.d_model,
+          config.head_size(),
+          slice.heads(config),
+          slice.width(config),
+          slice.hidden(config)};
+}
+
+// The training passes: whole sequences, and the attention probabilities kept for the backward.
+template <typename T>
+Shape check_call(const char* who, const Config& config, const TensorParallelSlice& slice, int batch,
+                 int seq_len, const BlockActivations<T>& acts, const BlockWorkspace<T>& workspace,
+                 const TensorParallelComm<T>* comm) {
+  BOOK_CHECK(batch >= 1 && seq_len >= 1 && batch <= acts.max_batch && seq_len <= acts.max_seq_len &&
+                 static_cast<std::size_t>(batch) * seq_len <= workspace.max_rows,
+             who << ": " << batch << " × " << seq_len << " rows do not fit the activations ("
+                 << acts.max_batch << " × " << acts.max_seq_len << ") or the workspace ("
+                 << workspace.max_rows << " rows)");
+  const Shape shape = check_rows(who, config, slice, batch * seq_len, acts, workspace, comm);
+  BOOK_CHECK(acts.att.size() != 0, who << ": these activations were made without attention "
+                                          "probabilities (for block_forward_rows); training "
+                                          "needs them");
+  return shape;
 }
 
 template <typename T>
@@ -49,7 +71,8 @@ void zero(TrackedBuffer<T>& buffer, std::size_t count) {
 
 template <typename T>
 BlockActivations<T>::BlockActivations(const Config& config, const TensorParallelSlice& slice,
-                                      int max_batch, int max_seq_len, MemoryTracker* tracker)
+                                      int max_batch, int max_seq_len, MemoryTracker* tracker,
+                                      bool attention_probabilities)
     : max_batch(max_batch), max_seq_len(max_seq_len) {
   slice.validate(config);
   BOOK_CHECK(max_batch >= 1 && max_seq_len >= 1, "BlockActivations: room for "
@@ -61,7 +84,8 @@ BlockActivations<T>::BlockActivations(const Config& config, const TensorParallel
   ln1_mean = TrackedBuffer<T>(n, kActs, tracker);
   ln1_rstd = TrackedBuffer<T>(n, kActs, tracker);
   qkv = TrackedBuffer<T>(n * 3 * width, kActs, tracker);
-  att = TrackedBuffer<T>(n * slice.heads(config) * max_seq_len, kActs, tracker);
+  if (attention_probabilities)
+    att = TrackedBuffer<T>(n * slice.heads(config) * max_seq_len, kActs, tracker);
   att_out = TrackedBuffer<T>(n * width, kActs, tracker);
   residual = TrackedBuffer<T>(n * c, kActs, tracker);
   ln2 = TrackedBuffer<T>(n * c, kActs, tracker);
@@ -108,8 +132,22 @@ template <typename T>
 void block_forward(const Config& config, const TensorParallelSlice& slice, const BlockTensors<T>& w,
                    int batch, int seq_len, const T* x, T* y, BlockActivations<T>& a,
                    BlockWorkspace<T>& ws, TensorParallelComm<T>* comm) {
+  const Shape shape = check_call("block_forward", config, slice, batch, seq_len, a, ws, comm);
+  // Causal attention within each of the batch's sequences, keeping the probabilities for the
+  // backward pass.
+  const AttentionCore<T> causal = [&](const T* qkv, T* att_out) {
+    attention_forward(qkv, batch, seq_len, shape.heads, shape.hs, a.att.data(), att_out);
+  };
+  block_forward_rows(config, slice, w, shape.n, x, y, a, ws, causal, comm);
+}
+
+template <typename T>
+void block_forward_rows(const Config& config, const TensorParallelSlice& slice,
+                        const BlockTensors<T>& w, int rows, const T* x, T* y,
+                        BlockActivations<T>& a, BlockWorkspace<T>& ws,
+                        const AttentionCore<T>& attention, TensorParallelComm<T>* comm) {
   const auto [n, c, hs, heads, width, hidden] =
-      check_call("block_forward", config, slice, batch, seq_len, a, ws, comm);
+      check_rows("block_forward_rows", config, slice, rows, a, ws, comm);
   const std::size_t nc = static_cast<std::size_t>(n) * c;
   T* partial = ws.partial.data();
 
@@ -120,7 +158,7 @@ void block_forward(const Config& config, const TensorParallelSlice& slice, const
   for (int part = 0; part < 3; ++part)
     linear_forward(a.ln1.data(), n, c, w.w_qkv + part * width, 3 * width, w.b_qkv + part * width,
                    width, a.qkv.data() + part * width, 3 * width);
-  attention_forward(a.qkv.data(), batch, seq_len, heads, hs, a.att.data(), a.att_out.data());
+  attention(a.qkv.data(), a.att_out.data());
   // Row-parallel: this rank stores its heads' rows of W_out. The replicated bias is added once,
   // by rank 0, so the all-reduce sums it once.
   linear_forward(a.att_out.data(), n, width, w.w_out, c, slice.rank == 0 ? w.b_out : nullptr, c,
@@ -189,13 +227,16 @@ template struct BlockActivations<double>;
 template struct BlockWorkspace<float>;
 template struct BlockWorkspace<double>;
 
-#define BOOK_BLOCK_INSTANTIATE(T)                                                                \
-  template void block_forward<T>(                                                                \
-      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, int, int, const T*, T*, \
-      BlockActivations<T>&, BlockWorkspace<T>&, TensorParallelComm<T>*);                         \
-  template void block_backward<T>(const Config&, const TensorParallelSlice&,                     \
-                                  const BlockTensors<T>&, const BlockTensors<T>&, int, int,      \
-                                  const T*, const T*, T*, BlockActivations<T>&,                  \
+#define BOOK_BLOCK_INSTANTIATE(T)                                                                 \
+  template void block_forward<T>(                                                                 \
+      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, int, int, const T*, T*,  \
+      BlockActivations<T>&, BlockWorkspace<T>&, TensorParallelComm<T>*);                          \
+  template void block_forward_rows<T>(                                                            \
+      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, int, const T*, T*,       \
+      BlockActivations<T>&, BlockWorkspace<T>&, const AttentionCore<T>&, TensorParallelComm<T>*); \
+  template void block_backward<T>(const Config&, const TensorParallelSlice&,                      \
+                                  const BlockTensors<T>&, const BlockTensors<T>&, int, int,       \
+                                  const T*, const T*, T*, BlockActivations<T>&,                   \
                                   BlockWorkspace<T>&, TensorParallelComm<T>*);
 
 BOOK_BLOCK_INSTANTIATE(float)

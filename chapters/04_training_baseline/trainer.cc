@@ -228,6 +228,21 @@ void Trainer::load(const std::string& path) {
   if (mixed()) refresh_low_weights();
 }
 
+ModelWeights read_model_weights(const std::string& path) {
+  const CheckpointReader in(path);
+  ModelWeights model;
+  model.config = in.read_value<Config>("config");
+  model.config.validate();
+  const auto code = in.read_value<std::int32_t>("precision");
+  BOOK_CHECK(code >= 0 && code <= 2, "checkpoint " << path << " has an unknown precision code "
+                                                   << code << " (0 f32, 1 bf16, 2 f16)");
+  model.precision = code == 0 ? DType::kF32 : code == 1 ? DType::kBF16 : DType::kF16;
+  model.step = in.read_value<std::int64_t>("step");
+  model.weights.resize(ParameterLayout(model.config).total());
+  in.read_array<float>("weights", std::span<float>(model.weights));  // checks the size
+  return model;
+}
+
 MemoryReport Trainer::memory() const {
   MemoryReport r;
   r.parameters = static_cast<std::int64_t>(model_.layout().total());
