@@ -1,0 +1,337 @@
+// The tensor-parallel model against chapter 4's one-device model (scaffolding tests, reference
+// exercise bodies, so they pass on both tracks): at t = 1, 2 and 4 ranks, sequence parallelism
+// off and on, each rank holding only its shard, the loss and every gradient equal the one-device
+// run's within 1e-11 relative in double precision (the ranks sum partial products in another
+// order, so not bit for bit); the collectives of a step and of each layer are the formula's,
+// exactly, and so are the bytes each rank sends over chapter 3's ring, the parameter bytes and
+// the activation bytes per rank.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "chapters/03_collectives/threads.h"
+#include "chapters/04_training_baseline/model.h"
+#include "chapters/04_training_baseline/step.h"
+#include "chapters/07_tensor_parallel/accounting.h"
+#include "chapters/07_tensor_parallel/parallel_model.h"
+#include "common/testing/expect_error.h"
+#include "tests/07_tensor_parallel/tp_testing.h"
+
+namespace book::tp {
+namespace {
+
+using testing::kNaN;
+using testing::tiny_batch;
+using testing::tiny_config;
+
+constexpr double kTolerance = 1e-11;
+
+struct WholeRun {
+  train::ParameterLayout layout;
+  std::vector<double> params, grads;
+  double loss = 0;
+};
+
+// Chapter 4's one-device model on `batch`, from random parameters.
+WholeRun whole_run(const train::Config& config, const train::Batch& batch, std::uint64_t seed) {
+  train::Model<double> whole(config, batch.batch);
+  WholeRun run{whole.layout(), testing::random_parameters(whole.layout(), seed), {}, 0};
+  std::copy(run.params.begin(), run.params.end(), whole.params().begin());
+  whole.zero_grad();
+  run.loss = train::forward_backward(whole, batch, 1.0);
+  run.grads.assign(whole.grads().begin(), whole.grads().end());
+  return run;
+}
+
+ParallelModelOptions<double> options(train::ModelPart part, SequenceParallel sp,
+                                     train::TensorParallelComm<double>* comm,
+                                     MemoryTracker* tracker = nullptr) {
+  ParallelModelOptions<double> o;
+  o.part = part;
+  o.sequence_parallel = sp;
+  o.comm = comm;
+  o.tracker = tracker;
+  return o;
+}
+
+std::string label(int t, SequenceParallel sp) {
+  return "t = " + std::to_string(t) + ", sequence parallelism " + sequence_parallel_name(sp);
+}
+
+TEST(ParallelModel, RanksReproduceTheOneDeviceLossAndGradients) {
+  const train::Config config = tiny_config();
+  const train::Batch batch = tiny_batch(71);
+  const WholeRun want = whole_run(config, batch, 72);
+  for (int t : {1, 2, 4})
+    for (SequenceParallel sp : {SequenceParallel::kOff, SequenceParallel::kOn}) {
+      SCOPED_TRACE(label(t, sp));
+      std::vector<train::ParameterLayout> layouts;
+      std::vector<std::vector<double>> grads(t);
+      std::vector<double> losses(t, kNaN);
+      coll::run_ranks(t, [&](coll::Communicator& comm) {
+        TensorParallelGroup<double> group(comm);
+        ParallelModel<double> model(config, batch.batch,
+                                    options({0, -1, {comm.rank(), t}}, sp, &group));
+        train::copy_from_whole<double>(want.layout, want.params, model.layout(),
+                                       model.params().span());
+        ParallelActivations<double> acts(model);
+        model.zero_grad();
+        losses[comm.rank()] = forward_backward(model, batch, 1.0, acts);
+        model.finish_gradients();
+        grads[comm.rank()].assign(model.grads().begin(), model.grads().end());
+      });
+      for (int r = 0; r < t; ++r) {
+        layouts.emplace_back(config, train::ModelPart(0, -1, {r, t, true}));
+        EXPECT_NEAR(losses[r], want.loss, kTolerance * want.loss) << "rank " << r;
+      }
+      testing::expect_rank_gradients(want.layout, want.grads, layouts, grads, kTolerance);
+      // Replicated tensors must get the same gradient, bit for bit, on every rank: otherwise
+      // their copies drift apart after the optimizer.
+      for (const auto& slot : layouts[0].slots()) {
+        if (slot.split != train::TensorParallelSplit::kReplicated) continue;
+        for (int r = 1; r < t; ++r)
+          ASSERT_EQ(std::memcmp(grads[r].data() + slot.offset, grads[0].data() + slot.offset,
+                                slot.size() * sizeof(double)),
+                    0)
+              << "the replicated " << slot.name << "'s gradient differs on rank " << r;
+      }
+    }
+}
+
+TEST(ParallelModel, EachStepAndEachLayerMovesExactlyWhatTheFormulaSays) {
+  // 2 all-reduces of B·S·C elements per layer forward and 2 backward without sequence
+  // parallelism; with it, reduce-scatters and all-gathers of the same sizes, and 2 more
+  // all-gathers per layer backward (the LayerNorm outputs, gathered again).
+  const train::Config config = tiny_config();
+  const train::Batch batch = tiny_batch(81);
+  const std::uint64_t n = static_cast<std::uint64_t>(batch.batch) * batch.seq_len;
+  const std::vector<double> params = testing::random_parameters(train::ParameterLayout(config), 82);
+  for (int t : {2, 4})
+    for (SequenceParallel sp : {SequenceParallel::kOff, SequenceParallel::kOn}) {
+      SCOPED_TRACE(label(t, sp));
+      coll::run_ranks(t, [&](coll::Communicator& comm) {
+        TensorParallelGroup<double> group(comm);
+        ParallelModel<double> model(config, batch.batch,
+                                    options({0, -1, {comm.rank(), t}}, sp, &group));
+        train::copy_from_whole<double>(train::ParameterLayout(config), params, model.layout(),
+                                       model.params().span());
+        ParallelActivations<double> acts(model);
+        // One layer, forward and backward, through the pieces.
+        model.embed_forward(acts, batch.tokens.data(), batch.batch, batch.seq_len);
+        const CollectiveCounts before_forward = group.counts();
+        const std::uint64_t sent_before = comm.counters().bytes_sent;
+        model.layers_forward(acts, 0, 1);
+        const auto forward = layer_forward_collectives(n, config.d_model, sp);
+        testing::expect_counts(count(forward), group.counts().since(before_forward),
+                               "one layer's forward pass, rank " + std::to_string(comm.rank()));
+        EXPECT_EQ(comm.counters().bytes_sent - sent_before,
+                  ring_elements_sent(forward, t, comm.rank()) * sizeof(double))
+            << "bytes rank " << comm.rank() << " sent in one layer's forward pass";
+        if (sp == SequenceParallel::kOff) {
+          EXPECT_EQ(count(forward).all_reduces, 2);
+          EXPECT_EQ(count(forward).all_reduce_elements, 2 * n * config.d_model)
+              << "2 all-reduces of exactly b·s·h elements";
+        }
+        model.layers_forward(acts, 1, config.n_layer);
+        model.head_forward(acts, batch.targets.data());
+        model.head_backward(acts, 1.0);
+        model.layers_backward(acts, config.n_layer, 1);
+        const CollectiveCounts before_backward = group.counts();
+        const std::uint64_t sent_before_backward = comm.counters().bytes_sent;
+        model.layers_backward(acts, 1, 0);
+        const auto backward = layer_backward_collectives(n, config.d_model, sp);
+        testing::expect_counts(count(backward), group.counts().since(before_backward),
+                               "one layer's backward pass, rank " + std::to_string(comm.rank()));
+        EXPECT_EQ(comm.counters().bytes_sent - sent_before_backward,
+                  ring_elements_sent(backward, t, comm.rank()) * sizeof(double));
+        model.embed_backward(acts);
+        model.finish_gradients();
+        // The whole step.
+        const auto step = step_collectives(config, batch.batch, batch.seq_len, t, sp);
+        testing::expect_counts(count(step), group.counts(), "one step");
+        EXPECT_EQ(comm.counters().bytes_sent,
+                  ring_elements_sent(step, t, comm.rank()) * sizeof(double))
+            << "bytes rank " << comm.rank() << " sent in one step";
+        // The cross-entropy moves O(rows), never the [rows, V] logits: N·t row maxima and 2N sums.
+        std::uint64_t cross_entropy = 0;
+        for (const auto& call : step)
+          if (call.what.rfind("cross-entropy", 0) == 0) cross_entropy += call.elements;
+        EXPECT_EQ(cross_entropy, n * (t + 2));
+        EXPECT_LT(cross_entropy, n * config.vocab_size);
+      });
+    }
+}
+
+TEST(ParallelModel, SequenceParallelSendsTheSameBytesForwardAsTheAllReduces) {
+  // A ring all-reduce is a reduce-scatter then an all-gather: the forward pass of a layer sends
+  // exactly the same bytes either way; the backward pass sends 2 more all-gathers' worth with
+  // sequence parallelism (the re-gathered LayerNorm outputs).
+  const std::uint64_t n = 8;
+  const int c = 12;
+  for (int t : {2, 4})
+    for (int r = 0; r < t; ++r) {
+      const auto off = layer_forward_collectives(n, c, SequenceParallel::kOff);
+      const auto on = layer_forward_collectives(n, c, SequenceParallel::kOn);
+      EXPECT_EQ(ring_elements_sent(off, t, r), ring_elements_sent(on, t, r)) << "t = " << t;
+      EXPECT_EQ(ring_elements_sent(off, t, r), 4 * (t - 1) * n * c / t);
+      const auto back_off = layer_backward_collectives(n, c, SequenceParallel::kOff);
+      const auto back_on = layer_backward_collectives(n, c, SequenceParallel::kOn);
+      EXPECT_EQ(ring_elements_sent(back_on, t, r),
+                ring_elements_sent(back_off, t, r) + 2 * (t - 1) * n * c / t);
+    }
+}
+
+TEST(ParallelModel, ARankHoldsItsShardOfTheParametersAndOfTheActivations) {
+  const train::Config config = tiny_config();
+  const int max_batch = 4;  // 4 × 5 = 20 tokens: 1, 2 and 4 ranks hold equal shares
+  for (int t : {1, 2, 4})
+    for (SequenceParallel sp : {SequenceParallel::kOff, SequenceParallel::kOn}) {
+      SCOPED_TRACE(label(t, sp));
+      coll::run_ranks(t, [&](coll::Communicator& comm) {
+        TensorParallelGroup<double> group(comm);
+        MemoryTracker tracker;
+        const train::ModelPart part(0, -1, {comm.rank(), t});
+        ParallelModel<double> model(config, max_batch, options(part, sp, &group, &tracker));
+        const std::size_t params = parameter_elements(config, part) * sizeof(double);
+        EXPECT_EQ(tracker.current(MemoryCategory::kParameters), params);
+        EXPECT_EQ(tracker.current(MemoryCategory::kGradients), params);
+        ParallelActivations<double> acts(model);
+        for (int l = 0; l < config.n_layer; ++l)
+          EXPECT_EQ(acts.layer_bytes(l), layer_activation_bytes(config, max_batch, config.context,
+                                                                t, sp, sizeof(double)))
+              << "layer " << l;
+        EXPECT_EQ(tracker.current(MemoryCategory::kActivations), acts.bytes());
+      });
+    }
+  // The whole model at t = 1 holds every parameter; 1/t of the sharded ones at t.
+  EXPECT_EQ(parameter_elements(config, {}), static_cast<std::size_t>(config.parameter_count()));
+  const std::size_t c = config.d_model;
+  EXPECT_EQ(parameter_elements(config, {0, -1, {0, 4}}),
+            (config.vocab_size * c) / 4 + config.context * c +
+                config.n_layer * ((12 * c * c + 7 * c) / 4 + 6 * c) + 2 * c);
+}
+
+TEST(ParallelModel, StagesOfRanksReproduceTheWholeModel) {
+  // Pipeline × tensor × sequence parallel, as chapter 8 composes it: stage 0 holds layer 0 with
+  // the embeddings, stage 1 layers 1-2 with the head, each on 2 ranks with sequence parallelism.
+  // Rank r of a stage sends its 1/t of the residual stream to rank r of the next.
+  const train::Config config = tiny_config();
+  const train::Batch batch = tiny_batch(91);
+  const WholeRun want = whole_run(config, batch, 92);
+  constexpr int kRanks = 2;
+  const SequenceParallel sp = SequenceParallel::kOn;
+  const train::ModelPart stages[2] = {{0, 1}, {1, 3}};
+  std::vector<double> losses(kRanks, kNaN);
+  const std::size_t shard =
+      static_cast<std::size_t>(batch.batch) * batch.seq_len / kRanks * config.d_model;
+  std::vector<std::vector<double>> grads[2] = {std::vector<std::vector<double>>(kRanks),
+                                               std::vector<std::vector<double>>(kRanks)};
+  // Four thread ranks: world ranks 0-1 are stage 0, 2-3 stage 1; each stage's pair is its
+  // tensor-parallel group, and a stage sends to the same tensor-parallel rank of the other.
+  coll::run_ranks(2 * kRanks, [&](coll::Communicator& world) {
+    const int s = world.rank() / kRanks;  // stage
+    auto tp = world.split(s, world.rank());
+    const int r = tp->rank();
+    TensorParallelGroup<double> group(*tp);
+    const train::ModelPart part(stages[s].first_layer, stages[s].last_layer, {r, kRanks});
+    ParallelModel<double> model(config, batch.batch, options(part, sp, &group));
+    train::copy_from_whole<double>(want.layout, want.params, model.layout(), model.params().span());
+    ParallelActivations<double> a(model);
+    model.zero_grad();
+    const int peer = (1 - s) * kRanks + r;  // the same tensor-parallel rank of the other stage
+    std::vector<double> buffer(shard);
+    if (s == 0) {
+      model.embed_forward(a, batch.tokens.data(), batch.batch, batch.seq_len);
+      model.layers_forward(a, 0, 1);
+      world.send(std::span<const double>(a.residual(1), shard), peer, 1);
+      world.recv(std::span<double>(buffer), peer, 2);
+      std::copy(buffer.begin(), buffer.end(), a.residual_grad(1));
+      model.layers_backward(a, 1, 0);
+      model.embed_backward(a);
+    } else {
+      a.set_shape(batch.batch, batch.seq_len);
+      world.recv(std::span<double>(buffer), peer, 1);
+      std::copy(buffer.begin(), buffer.end(), a.residual(1));
+      model.layers_forward(a, 1, 3);
+      losses[r] = model.head_forward(a, batch.targets.data());
+      model.head_backward(a, 1.0);
+      model.layers_backward(a, 3, 1);
+      world.send(std::span<const double>(a.residual_grad(1), shard), peer, 2);
+    }
+    model.finish_gradients();
+    grads[s][r].assign(model.grads().begin(), model.grads().end());
+    // The tied wte: the first stage's embedding use plus the last stage's head use (what a
+    // pipeline all-reduces between its first and last stage).
+    const train::TensorSlot& wte = model.layout().find("wte");
+    std::vector<double> other(wte.size());
+    world.sendrecv(std::span<const double>(grads[s][r].data() + wte.offset, wte.size()), peer,
+                   std::span<double>(other), peer, 3);
+    for (std::size_t i = 0; i < wte.size(); ++i) grads[s][r][wte.offset + i] += other[i];
+  });
+  for (int r = 0; r < kRanks; ++r)
+    EXPECT_NEAR(losses[r], want.loss, kTolerance * want.loss) << "rank " << r << " of stage 1";
+  std::vector<train::ParameterLayout> layouts;
+  std::vector<std::vector<double>> all;
+  for (int s = 0; s < 2; ++s)
+    for (int r = 0; r < kRanks; ++r) {
+      layouts.emplace_back(
+          config, train::ModelPart(stages[s].first_layer, stages[s].last_layer, {r, kRanks, true}));
+      all.push_back(grads[s][r]);
+    }
+  testing::expect_rank_gradients(want.layout, want.grads, layouts, all, kTolerance);
+}
+
+TEST(ParallelModel, RefusesShapesTheRanksCannotSplit) {
+  using book::testing::expect_error;
+  const train::Config config = tiny_config();  // 4 heads, vocabulary 12
+  coll::run_ranks(3, [&](coll::Communicator& comm) {
+    TensorParallelGroup<double> group(comm);
+    expect_error(
+        [&] {
+          ParallelModel<double>(config, 1,
+                                options({0, -1, {comm.rank(), 3}}, SequenceParallel::kOff, &group));
+        },
+        "3 tensor-parallel ranks cannot split 4 heads evenly");
+  });
+  train::Config odd_vocabulary = config;
+  odd_vocabulary.vocab_size = 10;
+  coll::run_ranks(4, [&](coll::Communicator& comm) {
+    TensorParallelGroup<double> group(comm);
+    expect_error(
+        [&] {
+          ParallelModel<double>(odd_vocabulary, 1,
+                                options({0, -1, {comm.rank(), 4}}, SequenceParallel::kOff, &group));
+        },
+        {"4 tensor-parallel ranks cannot split a vocabulary of 10 tokens evenly",
+         "pad the vocabulary"});
+    ParallelModel<double> model(config, 2,
+                                options({0, -1, {comm.rank(), 4}}, SequenceParallel::kOn, &group));
+    ParallelActivations<double> acts(model);
+    const train::Batch five = tiny_batch(3, 2, 5);  // 10 tokens
+    expect_error([&] { acts.set_shape(2, 5); },
+                 {"splits the 10 tokens of a micro-batch over 4 tensor-parallel ranks unevenly",
+                  "divisible by 4"});
+    expect_error([&] { model.head_forward(acts, five.targets.data()); }, "no micro-batch yet");
+  });
+  expect_error(
+      [&] {
+        ParallelModel<double>(config, 1, options({0, -1, {1, 2}}, SequenceParallel::kOff, nullptr));
+      },
+      "rank 1 of 2 needs a group");
+  coll::run_ranks(2, [&](coll::Communicator& comm) {
+    TensorParallelGroup<double> group(comm);
+    expect_error(
+        [&] {
+          ParallelModel<double>(
+              config, 1, options({0, -1, {1 - comm.rank(), 2}}, SequenceParallel::kOff, &group));
+        },
+        "but the part's slice is rank");
+  });
+}
+
+}  // namespace
+}  // namespace book::tp
