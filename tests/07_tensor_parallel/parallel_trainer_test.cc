@@ -20,7 +20,7 @@ namespace {
 
 train::TrainOptions small_run() {
   train::TrainOptions o;  // chapter 4's model: 2 layers, 4 heads, d_model 64
-  o.digits = 2;           // context 7: 8 sequences are 56 tokens, split by 2 and 4
+  o.digits = 2;           // context 8: 8 sequences are 64 tokens, split by 2 and 4
   o.micro_batch = 8;
   o.accumulation = 2;
   o.total_steps = 100;
