@@ -29,7 +29,7 @@ void plot_load(const std::vector<BalanceStep>& balance) {
   const std::string data = book::results_dir() + "/07_moe_load.dat";
   const std::string svg = book::results_dir() + "/07_moe_load.svg";
   std::ofstream out(data);
-  out << "expert before after\n";
+  out << "# expert, choices at initialisation, after training on the auxiliary loss\n";
   for (std::size_t e = 0; e < balance.front().load.size(); ++e)
     out << e << " " << balance.front().load[e] << " " << balance.back().load[e] << "\n";
   out.close();
@@ -40,6 +40,7 @@ void plot_load(const std::vector<BalanceStep>& balance) {
   }
   const std::string command = "gnuplot -e \"in='" + data + "'; out='" + svg +
                               "'; steps=" + std::to_string(balance.back().step) +
+                              "; capacity=" + std::to_string(balance.back().capacity) +
                               "\" chapters/07_tensor_parallel/moe_load.gp 2>/dev/null";
   std::cout << (std::system(command.c_str()) == 0 ? "plot: " + svg
                                                   : "plot: gnuplot failed; data in " + data)

@@ -106,6 +106,7 @@ struct BalanceStep {
   double aux_loss = 0;       ///< the load-balancing loss
   double dropped = 0;        ///< fraction of choices dropped
   double max_over_mean = 0;  ///< the busiest expert's assigned choices over the mean
+  int capacity = 0;          ///< slots per expert
   std::vector<int> load;     ///< choices assigned per expert
 };
 

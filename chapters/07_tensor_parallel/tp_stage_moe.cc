@@ -110,7 +110,8 @@ std::vector<BalanceStep> run_load_balance(const StageOptions& options) {
       const double mean = static_cast<double>(tokens) * c.top_k / c.experts;
       steps.push_back({step, stats.aux_loss,
                        static_cast<double>(stats.dropped) / (static_cast<double>(tokens) * c.top_k),
-                       *std::max_element(assigned.begin(), assigned.end()) / mean, assigned});
+                       *std::max_element(assigned.begin(), assigned.end()) / mean,
+                       layer.routing().capacity, assigned});
     }
     if (step == options.balance_steps) break;
     layer.zero_grad();
