@@ -1,4 +1,5 @@
-// bazel run -c opt //chapters/07_tensor_parallel:bench
+// bazel run -c opt //chapters/07_tensor_parallel:bench -- --benchmark_repetitions=5 \
+//     --benchmark_enable_random_interleaving=true
 //
 // One training step (forward, backward, AdamW) of the stage's model at tensor-parallel degree
 // t = 1, 2, 4 with sequence parallelism off and on, each rank a thread running sgemm on one
@@ -8,6 +9,7 @@
 // tensor parallelism costs where it has no NVLink to hide behind.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <span>
@@ -18,6 +20,7 @@
 #include "chapters/07_tensor_parallel/parallel_trainer.h"
 #include "chapters/07_tensor_parallel/tp_stage.h"
 #include "common/table.h"
+#include "common/timer.h"
 
 namespace {
 
@@ -73,17 +76,24 @@ BENCHMARK(BM_TensorParallelStep)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-// Collects each run's real time so main() can print the ratios.
+// Collects every repetition's real time (ms) so main() can print medians, spreads and ratios.
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const auto& run : runs)
       if (run.run_type == Run::RT_Iteration)
-        seconds[run.benchmark_name()] = run.GetAdjustedRealTime();
+        ms[run.benchmark_name()].push_back(run.GetAdjustedRealTime());
     ConsoleReporter::ReportRuns(runs);
   }
-  std::map<std::string, double> seconds;
+  std::map<std::string, std::vector<double>> ms;
 };
+
+// "median (min-max)" of one benchmark's repetitions.
+std::string median_and_spread(std::vector<double> v) {
+  const double mid = book::median(v);
+  return book::fixed(mid, 2) + " (" + book::fixed(*std::min_element(v.begin(), v.end()), 2) + "-" +
+         book::fixed(*std::max_element(v.begin(), v.end()), 2) + ")";
+}
 
 }  // namespace
 
@@ -91,19 +101,27 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  const auto& s = reporter.seconds;
+  const auto& s = reporter.ms;
   const auto base = s.find("BM_TensorParallelStep/t:1/sp:0/real_time");
   const auto one = s.find("BM_ChapterFourStep/real_time");
   if (base != s.end()) {
-    book::Table table({"t", "sequence parallelism", "ms/step", "x t=1", "x chapter 4"});
-    for (const auto& [name, ms] : s) {
+    book::Table table({"t", "sequence parallelism", "ms/step: median (min-max)", "x t=1",
+                       "x chapter 4", "repetitions"});
+    const double base_ms = book::median(base->second);
+    for (const auto& [name, times] : s) {
       if (name.rfind("BM_TensorParallelStep/", 0) != 0) continue;
       const auto t_at = name.find("t:") + 2, sp_at = name.find("sp:") + 3;
+      const double mid = book::median(times);
       table.add_row({name.substr(t_at, name.find('/', t_at) - t_at),
-                     name[sp_at] == '1' ? "on" : "off", book::fixed(ms, 2),
-                     book::fixed(ms / base->second, 2),
-                     one != s.end() ? book::fixed(ms / one->second, 2) : "-"});
+                     name[sp_at] == '1' ? "on" : "off", median_and_spread(times),
+                     book::fixed(mid / base_ms, 2),
+                     one != s.end() ? book::fixed(mid / book::median(one->second), 2) : "-",
+                     std::to_string(times.size())});
     }
+    if (one != s.end())
+      table.add_row({"chapter 4", "-", median_and_spread(one->second),
+                     book::fixed(book::median(one->second) / base_ms, 2), "1.00",
+                     std::to_string(one->second.size())});
     std::cout << "\n" << table.markdown();
   }
   benchmark::Shutdown();
