@@ -54,20 +54,21 @@ OneDeviceRun run_one_device(const train::TrainOptions& options, int steps);
 /// One tensor-parallel degree, measured on thread ranks (rank 0's numbers; every rank's shard
 /// has the same shape).
 struct TensorParallelRow {
-  int t = 1;                                       ///< ranks
-  SequenceParallel sequence_parallel{};            ///< on or off
-  std::size_t parameter_bytes = 0;                 ///< this rank's parameters, measured
-  std::size_t parameter_formula = 0;               ///< parameter_elements × 4
-  std::size_t layer_activation_bytes = 0;          ///< one layer's saved activations, measured
-  std::size_t layer_activation_formula = 0;        ///< accounting.h's formula
-  double megatron_layer_bytes = 0;                 ///< Korthikanti et al.'s, this shape
-  CollectiveCounts layer_forward, layer_backward;  ///< one layer's collectives, counted
-  std::uint64_t layer_bytes_sent = 0;              ///< one layer, forward + backward, measured
-  std::uint64_t layer_bytes_formula = 0;           ///< the ring's formula
-  std::uint64_t step_bytes_sent = 0;               ///< one micro-batch's whole step, measured
-  std::uint64_t step_bytes_formula = 0;            ///< the ring's formula
-  double step_ms = 0;                              ///< median training-step time
-  double max_loss_deviation = 0;                   ///< max over steps of |Δloss| / loss
+  int t = 1;                                 ///< ranks
+  SequenceParallel sequence_parallel{};      ///< on or off
+  std::size_t parameter_bytes = 0;           ///< this rank's parameters, measured
+  std::size_t parameter_formula = 0;         ///< parameter_elements × 4
+  std::size_t layer_activation_bytes = 0;    ///< one layer's saved activations, measured
+  std::size_t layer_activation_formula = 0;  ///< accounting.h's formula
+  double megatron_layer_bytes = 0;           ///< Korthikanti et al.'s, this shape
+  CollectiveCounts layer_forward;            ///< one layer's forward collectives, counted
+  CollectiveCounts layer_backward;           ///< one layer's backward collectives, counted
+  std::uint64_t layer_bytes_sent = 0;        ///< one layer, forward + backward, measured
+  std::uint64_t layer_bytes_formula = 0;     ///< the ring's formula
+  std::uint64_t step_bytes_sent = 0;         ///< one micro-batch's whole step, measured
+  std::uint64_t step_bytes_formula = 0;      ///< the ring's formula
+  double step_ms = 0;                        ///< median training-step time
+  double max_loss_deviation = 0;             ///< max over steps of |Δloss| / loss
 };
 
 /// `steps` steps of the same run on `t` thread ranks, with one extra micro-batch first, taken
@@ -87,7 +88,8 @@ Table bandwidth_table(const std::vector<BandwidthRow>& rows);
 struct ExpertParallelRow {
   int ep = 1;                        ///< ranks
   int tokens = 0;                    ///< tokens per rank
-  int kept = 0, dropped = 0;         ///< rank 0's choices
+  int kept = 0;                      ///< rank 0's choices that reached an expert
+  int dropped = 0;                   ///< rank 0's choices dropped for capacity
   std::size_t rows_to_others = 0;    ///< rank 0's rows dispatched to other ranks
   std::uint64_t bytes_sent = 0;      ///< rank 0's forward all-to-all bytes, measured
   std::uint64_t bytes_formula = 0;   ///< counts + rows out + rows back, × C × 4
