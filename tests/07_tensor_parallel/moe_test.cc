@@ -237,6 +237,19 @@ TEST(MoeLayer, RefusesPlacementsAndConfigsThatCannotWork) {
   MoeLayer<double> layer(c, {4, 1, 0});
   std::vector<double> dy(5), dx(5);
   expect_error([&] { layer.backward(dy.data(), dx.data()); }, "no forward() has run");
+  expect_error([&] { layer.forward(dy.data(), 0, dx.data()); }, "0 tokens; need at least one");
+  expect_error([&] { layer.expert_offset(4); }, "local expert 4 of 4");
+  MoeConfig bad = small_config();
+  bad.d_hidden = 0;
+  expect_error([&] { bad.validate(); }, "d_hidden 0 must be >= 1");
+  bad = small_config();
+  bad.experts = 0;
+  expect_error([&] { bad.validate(); }, "0 experts; need at least one");
+  bad = small_config();
+  bad.aux_loss_weight = -1;
+  expect_error([&] { bad.validate(); }, "aux_loss_weight -1 must be >= 0");
+  const std::vector<double> probs(4, 0.25);
+  expect_error([&] { route(probs.data(), 0, small_config()); }, "route: 0 tokens");
 }
 
 }  // namespace

@@ -333,5 +333,82 @@ TEST(ParallelModel, RefusesShapesTheRanksCannotSplit) {
   });
 }
 
+TEST(ParallelModel, RefusesMisusedPiecesSayingWhy) {
+  using book::testing::expect_error;
+  const train::Config config = tiny_config();
+  expect_error([&] { ParallelModel<double>(config, 0); }, "max_batch must be >= 1, got 0");
+  // A middle stage: layers 1..1, no embeddings, no head.
+  ParallelModel<double> middle(config, 2, options({1, 2}, SequenceParallel::kOff, nullptr));
+  ParallelModel<double> whole(config, 2), other(config, 2);
+  ParallelActivations<double> acts(middle), whole_acts(whole), others(other);
+  const train::Batch batch = tiny_batch(4);
+  expect_error([&] { middle.embed_forward(acts, batch.tokens.data(), 2, 4); },
+               "starts at layer 1 and does not hold the embeddings");
+  expect_error([&] { middle.embed_backward(acts); }, "no micro-batch yet");
+  expect_error([&] { middle.layers_forward(others, 1, 2); }, "made for another ParallelModel");
+  acts.set_shape(2, 4);
+  expect_error([&] { middle.head_forward(acts, batch.targets.data()); }, "does not hold the head");
+  expect_error([&] { middle.head_backward(acts, 1.0); }, "does not hold the head");
+  expect_error([&] { middle.embed_backward(acts); }, "does not hold the embeddings");
+  expect_error([&] { middle.layers_forward(acts, 0, 2); },
+               "range [0, 2) is not inside this part's [1, 2)");
+  expect_error([&] { middle.layers_backward(acts, 3, 1); },
+               "range [1, 3) is not inside this part's [1, 2)");
+  expect_error([&] { acts.residual(3); }, "layer boundary 3 is outside this part's 1..2");
+  expect_error([&] { acts.residual_grad(0); }, "layer boundary 0 is outside this part's 1..2");
+  expect_error([&] { acts.logits(); }, "has no LM head");
+  expect_error([&] { acts.layer_bytes(2); }, "layer 2 is outside this part's 1..1");
+  expect_error([&] { acts.set_shape(3, 4); }, "batch 3 is outside 1..2");
+  expect_error([&] { acts.set_shape(1, 6); }, "seq_len 6 is outside 1..5 (the context)");
+  std::vector<int> bad_tokens = batch.tokens;
+  bad_tokens[3] = 12;
+  expect_error([&] { whole.embed_forward(whole_acts, bad_tokens.data(), 2, 4); },
+               "token 12 at position 3 is outside the vocabulary 0..11");
+  std::vector<int> bad_targets = batch.targets;
+  bad_targets[5] = -2;
+  whole.embed_forward(whole_acts, batch.tokens.data(), 2, 4);
+  whole.layers_forward(whole_acts, 0, config.n_layer);
+  expect_error([&] { whole.head_forward(whole_acts, bad_targets.data()); },
+               "target -2 at row 5 is neither -1 nor a token id");
+  whole.head_forward(whole_acts, nullptr);
+  expect_error([&] { whole.head_backward(whole_acts, 1.0); },
+               "the last forward had no targets, so there is no loss");
+  // The block on its own checks its group and its buffers.
+  coll::run_ranks(2, [&](coll::Communicator& comm) {
+    TensorParallelGroup<double> group(comm);
+    const train::TensorParallelSlice slice{1 - comm.rank(), 2};
+    ParallelBlockActivations<double> block_acts(config, slice, SequenceParallel::kOff, 1, 4);
+    ParallelWorkspace<double> workspace(config, slice, SequenceParallel::kOff, 1, 4);
+    const train::BlockTensors<double> none;
+    std::vector<double> x(4 * 12), y(4 * 12);
+    expect_error(
+        [&] {
+          parallel_block_forward(config, slice, SequenceParallel::kOff, none, 1, 4, x.data(),
+                                 y.data(), block_acts, workspace, group);
+        },
+        "parallel_block_forward: the group is rank");
+    const train::TensorParallelSlice mine{comm.rank(), 2};
+    ParallelBlockActivations<double> small(config, mine, SequenceParallel::kOff, 1, 4);
+    ParallelWorkspace<double> small_workspace(config, mine, SequenceParallel::kOff, 1, 4);
+    expect_error(
+        [&] {
+          parallel_block_forward(config, mine, SequenceParallel::kOff, none, 2, 4, x.data(),
+                                 y.data(), small, small_workspace, group);
+        },
+        "2 × 4 tokens do not fit the activations or the workspace (room for 4 tokens)");
+    expect_error(
+        [&] {
+          parallel_block_forward(config, mine, SequenceParallel::kOn, none, 1, 4, x.data(),
+                                 y.data(), small, small_workspace, group);
+        },
+        "made for another sequence-parallel setting");
+  });
+  expect_error(
+      [] { ParallelBlockActivations<double>(tiny_config(), {}, SequenceParallel::kOff, 0, 4); },
+      "room for 0 × 4 tokens; both must be >= 1");
+  expect_error([&] { parameter_elements(config, {0, -1, {0, 5}}); }, "5 tensor-parallel ranks");
+  expect_error([] { ring_elements_sent({}, 2, 2); }, "ring_elements_sent: rank 2 of 2");
+}
+
 }  // namespace
 }  // namespace book::tp

@@ -72,12 +72,16 @@ TEST(ParallelTrainer, StepsMatchChapter4sTrainerAndReplicasStayEqual) {
     }
 }
 
-TEST(ParallelTrainer, TrainsInFp32Only) {
+TEST(ParallelTrainer, RefusesWhatItCannotTrain) {
   train::TrainOptions o = small_run();
   o.precision = DType::kBF16;
   coll::run_ranks(1, [&](coll::Communicator& comm) {
     book::testing::expect_error([&] { ParallelTrainer(o, comm, SequenceParallel::kOff); },
                                 "trains in f32 only, got bf16");
+    train::TrainOptions none = small_run();
+    none.micro_batch = 0;
+    book::testing::expect_error([&] { ParallelTrainer(none, comm, SequenceParallel::kOff); },
+                                "micro_batch and accumulation must be >= 1, got 0 and 2");
   });
 }
 

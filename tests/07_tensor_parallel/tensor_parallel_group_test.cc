@@ -134,6 +134,10 @@ TEST(ConjugateOperators, IdentityHalvesMoveNothingAndShardsMustFit) {
                  "gather_forward: the whole buffer has 3 elements, but 2 shards of 2 make 4");
     expect_error([&] { scatter_forward<double>(three, shard, group); },
                  "scatter_forward: the whole buffer has 3 elements");
+    expect_error([&] { gather_backward<double>(three, shard, group); },
+                 "gather_backward: the whole buffer has 3 elements");
+    expect_error([&] { scatter_backward<double>(shard, three, group); },
+                 "scatter_backward: the whole buffer has 3 elements");
   });
 }
 
