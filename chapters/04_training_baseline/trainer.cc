@@ -7,6 +7,7 @@
 #include "chapters/04_training_baseline/checkpoint.h"
 #include "chapters/04_training_baseline/clipping.h"
 #include "chapters/04_training_baseline/mixed_precision.h"
+#include "chapters/04_training_baseline/profile.h"
 #include "chapters/04_training_baseline/step.h"
 #include "common/check.h"
 
@@ -92,10 +93,16 @@ StepResult Trainer::step() {
   const bool fp16 = options_.precision == DType::kF16;
   result.loss_scale = fp16 ? scaler_.scale() : 1.0f;
 
-  model_.zero_grad();
+  {
+    const LayerScope scope("zero gradients");
+    model_.zero_grad();
+  }
   double loss_sum = 0;
   for (int micro = 0; micro < options_.accumulation; ++micro) {
-    const Batch batch = task_.batch(data_rng_, Split::kTrain, options_.micro_batch);
+    const Batch batch = [&] {
+      const LayerScope scope("sample a batch");
+      return task_.batch(data_rng_, Split::kTrain, options_.micro_batch);
+    }();
     // Each micro-batch's loss is a mean, so dividing by the count makes the sum a mean too.
     loss_sum += forward_backward(
         model_, batch, result.loss_scale / static_cast<float>(options_.accumulation), acts_);
