@@ -8,6 +8,7 @@
 //   options: --ranks N (default 4), --max-mib M (default 256), --repetitions R (default 5);
 //   --help lists them
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -27,41 +28,59 @@
 namespace book::coll {
 namespace {
 
-// Seconds per all-reduce of `bytes` on `ranks` threads, one measurement: one warm-up call, then
-// `reps` calls between two barriers (the last one waits for the slowest rank), as rank 0 sees it.
+// When each rank started and finished a timed batch. A batch's time runs from the first rank's
+// start to the last rank's end: timed on one rank alone, a batch whose ranks left the barrier at
+// different times (a late wake-up) would let the first ranks copy with the memory bus to
+// themselves and look faster than ranks that really copy at once.
+class Window {
+ public:
+  explicit Window(int ranks) : start_(ranks), end_(ranks) {}
+  void start(int rank) { start_[rank] = Clock::now(); }
+  void end(int rank) { end_[rank] = Clock::now(); }
+  double seconds() const {
+    return std::chrono::duration<double>(*std::max_element(end_.begin(), end_.end()) -
+                                         *std::min_element(start_.begin(), start_.end()))
+        .count();
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::vector<Clock::time_point> start_, end_;  // each rank writes only its own slot
+};
+
+// Seconds per all-reduce of `bytes` on `ranks` threads, one measurement: one warm-up call, a
+// barrier, then `reps` calls, from the first rank's start to the last rank's end.
 double time_all_reduce(int ranks, std::size_t bytes, Algorithm algorithm, int reps) {
-  double seconds = 0;
+  Window window(ranks);
   run_ranks(ranks, [&](Communicator& comm) {
     std::vector<float> data(bytes / sizeof(float), 1.0f + static_cast<float>(comm.rank()));
     comm.all_reduce(std::span<float>(data), ReduceOp::kSum, algorithm);
     comm.barrier();
-    Timer timer;
+    window.start(comm.rank());
     for (int i = 0; i < reps; ++i)
       comm.all_reduce(std::span<float>(data), ReduceOp::kSum, algorithm);
-    comm.barrier();
-    if (comm.rank() == 0) seconds = timer.seconds() / reps;
+    window.end(comm.rank());
   });
-  return seconds;
+  return window.seconds() / reps;
 }
 
 // Each of `ranks` threads copying its own `bytes`-byte buffer at the same time: seconds per copy,
-// one measurement. This is a rank's "link" on the threads backend: every byte a rank receives is
-// a copy made while the other ranks copy too.
+// one measurement, timed like the all-reduce. This is a rank's "link" on the threads backend:
+// every byte a rank receives is a copy made while the other ranks copy too.
 double time_concurrent_memcpy(int ranks, std::size_t bytes, int reps) {
-  double seconds = 0;
+  Window window(ranks);
   run_ranks(ranks, [&](Communicator& comm) {
     AlignedBuffer<char> from(bytes, static_cast<char>(comm.rank())), to(bytes, 0);
     std::memcpy(to.data(), from.data(), bytes);  // warm-up
     comm.barrier();
-    Timer timer;
+    window.start(comm.rank());
     for (int i = 0; i < reps; ++i) {
       std::memcpy(to.data(), from.data(), bytes);
       from[i % bytes] = to[(i + 1) % bytes];  // keep the copies observable
     }
-    comm.barrier();
-    if (comm.rank() == 0) seconds = timer.seconds() / reps;
+    window.end(comm.rank());
   });
-  return seconds;
+  return window.seconds() / reps;
 }
 
 // The bandwidths of one row's repetitions in GB/s: their median and spread ((max - min) / median).
