@@ -42,6 +42,7 @@ struct RankRun {
   std::vector<float> master;  // all Ψ FP32 master weights after the last step
   ModelStateBytes measured, predicted;
   std::uint64_t communication = 0, communication_predicted = 0;
+  std::uint64_t peak_gradients = 0;  // the tracker's peak of kGradients over the whole run
   std::size_t parameters = 0, owned = 0;
   StepTraffic traffic;
 };
@@ -64,6 +65,7 @@ std::vector<RankRun> run_zero(int n, const ZeroOptions& options, int steps = kSt
     run.measured = trainer.measured_model_state();
     run.predicted = model_state_bytes(options.stage, precision, plan.total, plan.owned);
     run.communication = tracker.current(MemoryCategory::kCommunication);
+    run.peak_gradients = tracker.peak(MemoryCategory::kGradients);
     run.communication_predicted = communication_bytes(plan, options.stage, precision);
     run.parameters = plan.total;
     run.owned = plan.owned;
@@ -170,6 +172,8 @@ EXERCISE_TEST("zero.shard_optimizer_step", Zero, ModelStateBytesPerRankEqualTheF
           EXPECT_EQ(run.measured.master_weights, run.predicted.master_weights) << what;
           EXPECT_EQ(run.measured.optimizer_states, run.predicted.optimizer_states) << what;
           EXPECT_EQ(run.communication, run.communication_predicted) << what;
+          // ZeRO-2: no rank ever held more gradient than its shard, not even during backward.
+          EXPECT_EQ(run.peak_gradients, run.predicted.gradients) << what << ": the peak";
           const std::uint64_t psi = run.parameters, s = run.owned;
           if (precision == DType::kBF16) {  // the paper's formulas, K = 12, exact with S_r
             const std::uint64_t expected = stage == Stage::kDdp     ? 16 * psi
