@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "chapters/03_collectives/async.h"
@@ -82,6 +83,18 @@ class ZeroTrainer {
   /// The FP32 weights AdamW updates, all Ψ of them: each rank's pieces, all-gathered (for tests
   /// and checkpoints; FP32 traffic not counted in last_counts()). Collective.
   std::vector<float> master_weights();
+  /// Writes a sharded checkpoint into folder `dir` (created if missing): each rank that owns
+  /// pieces writes `shard-<r>.ckpt` (its pieces of the master weights and of Adam's moments;
+  /// stage 0: rank 0 alone, every rank holds everything), atomically in chapter 4's format; then
+  /// rank 0 writes `manifest.ckpt` (model, precision, step, data stream, loss scale, the number of
+  /// shards and each shard file's FNV-1a checksum). Collective.
+  void save(const std::string& dir);
+  /// Reads a sharded checkpoint written by any number of ranks at any stage of the same model and
+  /// precision: every rank reads the manifest and every shard (a teaching loader: a production
+  /// one reads only the byte ranges that overlap its pieces), fills its own pieces (reshard, the
+  /// exercise), and all-gathers the weights. Collective. Throws book::Error naming a missing or
+  /// corrupted shard, a checkpoint of another model or precision.
+  void load(const std::string& dir);
   std::int64_t steps_done() const { return step_; }        ///< Optimizer steps so far.
   const ZeroOptions& options() const { return options_; }  ///< Resolved options.
   train::Model<float>& model() { return model_; }          ///< This rank's replica.

@@ -1,7 +1,13 @@
 // Scaffolding: bad options are refused before anything is allocated, each with a message that
 // names the value and what to do: an unknown stage, stage 3, a stage number out of range, a batch
-// the ranks do not divide, more ranks than parameters, ranks that disagree.
+// the ranks do not divide, more ranks than parameters, ranks that disagree, a broken sharded
+// checkpoint.
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "chapters/03_collectives/threads.h"
 #include "chapters/06_zero/zero_trainer.h"
@@ -55,6 +61,39 @@ TEST(BadInput, RanksWithDifferentOptions) {
         });
       },
       "rank 1's options differ from rank 0's");
+}
+
+// A sharded checkpoint with a missing or corrupted shard, or of another model, is refused with a
+// message naming what is wrong.
+TEST(BadInput, BrokenShardedCheckpoints) {
+  const std::string dir =
+      std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp") + "/bad_ckpt";
+  std::filesystem::remove_all(dir);
+  const ZeroOptions options = tiny_zero_options(Stage::kZero1);
+  coll::run_ranks(2, [&](coll::Communicator& comm) {
+    ZeroTrainer trainer(comm, options);
+    trainer.step();
+    trainer.save(dir);
+  });
+  auto load = [&](const ZeroOptions& o) {
+    coll::run_ranks(2, [&](coll::Communicator& comm) {
+      ZeroTrainer trainer(comm, o);
+      trainer.load(dir);
+    });
+  };
+  ZeroOptions other = options;
+  other.train.model.d_model = 32;
+  book::testing::expect_error([&] { load(other); }, {"is of another model", "d_model 16"});
+  {  // flip one byte of shard 1
+    std::fstream f(dir + "/shard-1.ckpt", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(40);
+    f.put('\x5a');
+  }
+  book::testing::expect_error([&] { load(options); }, {"shard 1", "is corrupted"});
+  std::filesystem::remove(dir + "/shard-1.ckpt");
+  book::testing::expect_error([&] { load(options); }, {"shard 1 of 2", "is missing"});
+  std::filesystem::remove(dir + "/manifest.ckpt");
+  book::testing::expect_error([&] { load(options); }, "no manifest.ckpt");
 }
 
 }  // namespace
