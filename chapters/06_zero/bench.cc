@@ -6,9 +6,9 @@
 // DDP's bytes (counted by the tests) in twice as many collectives, and update 1/N of the
 // elements, so their steps should be within a few percent of DDP's; the extra hand-offs cost more
 // than the smaller optimizer saves only on a tiny model. On GPUs with NVLink the same holds for
-// ZeRO-1/2 (DeepSpeed reports no slowdown), while ZeRO-3 adds 50% traffic that prefetching must
-// hide. Time it on an idle machine (`chrt -f 10 bazel-bin/chapters/06_zero/bench`); the numbers in
-// the README are only the counted ones.
+// ZeRO-1/2 (the ZeRO paper, §7.2: the same volume as DDP), while ZeRO-3 adds 50% traffic that
+// prefetching must hide. Time it on an idle machine (`chrt -f 10 bazel-bin/chapters/06_zero/bench`);
+// the numbers in the README are only the counted ones.
 #include <benchmark/benchmark.h>
 
 #include <span>
