@@ -7,8 +7,8 @@
 // elements, so their steps should be within a few percent of DDP's; the extra hand-offs cost more
 // than the smaller optimizer saves only on a tiny model. On GPUs with NVLink the same holds for
 // ZeRO-1/2 (the ZeRO paper, §7.2: the same volume as DDP), while ZeRO-3 adds 50% traffic that
-// prefetching must hide. Time it on an idle machine (`chrt -f 10 bazel-bin/chapters/06_zero/bench`);
-// the numbers in the README are only the counted ones.
+// prefetching must hide. Time it on an idle machine
+// (`chrt -f 10 bazel-bin/chapters/06_zero/bench`); the README reports only counted numbers.
 #include <benchmark/benchmark.h>
 
 #include <span>
