@@ -201,7 +201,30 @@ void Trainer::save(const std::string& path) const {
   out.write_atomically(path);
 }
 
+namespace {
+
+// A section of floats from `in`, checked to hold `count` finite values (and none below zero
+// where `non_negative`): a NaN weight would make every later loss NaN.
+std::vector<float> finite_section(const CheckpointReader& in, const std::string& path,
+                                  const std::string& name, std::size_t count, bool non_negative) {
+  std::vector<float> values(count);
+  in.read_array<float>(name, std::span<float>(values));
+  for (std::size_t i = 0; i < count; ++i)
+    BOOK_CHECK(std::isfinite(values[i]) && (!non_negative || values[i] >= 0),
+               "checkpoint " << path << ": section '" << name << "' holds " << values[i]
+                             << " at element " << i << " ("
+                             << (non_negative ? "a finite value >= 0" : "a finite value")
+                             << " expected): the run that wrote it had diverged, or the file was "
+                                "made by hand; resume from an earlier checkpoint");
+  return values;
+}
+
+}  // namespace
+
+//! [load_all_or_nothing]
 void Trainer::load(const std::string& path) {
+  // The whole file is read and checked into temporaries first; the trainer changes only after
+  // every section has passed, so a refused checkpoint leaves the run exactly as it was.
   const CheckpointReader in(path);
   const auto config = in.read_value<Config>("config");
   BOOK_CHECK(std::memcmp(&config, &options_.model, sizeof(Config)) == 0,
@@ -215,18 +238,41 @@ void Trainer::load(const std::string& path) {
                            << " (0 f32, 1 bf16, 2 f16); this trainer is "
                            << dtype_name(options_.precision) << " (code "
                            << precision_code(options_.precision) << ")");
-  step_ = in.read_value<std::int64_t>("step");
-  adam_.set_step(in.read_value<std::int64_t>("adam_step"));
-  in.read_array<float>("weights", master());
-  in.read_array<float>("adam_m", adam_.m());
-  in.read_array<float>("adam_v", adam_.v());
+  const auto step = in.read_value<std::int64_t>("step");
+  const auto adam_step = in.read_value<std::int64_t>("adam_step");
+  BOOK_CHECK(step >= 0 && adam_step >= 0 && adam_step <= step,
+             "checkpoint " << path << ": step " << step << " and Adam's step " << adam_step
+                           << " are not counts of a run (need 0 <= Adam's step <= step: "
+                              "skipped steps do not update Adam)");
+  const std::vector<float> weights = finite_section(in, path, "weights", master().size(), false);
+  const std::vector<float> m = finite_section(in, path, "adam_m", adam_.m().size(), false);
+  const std::vector<float> v = finite_section(in, path, "adam_v", adam_.v().size(), true);
   std::uint64_t state[4];
   in.read_array<std::uint64_t>("data_rng", std::span<std::uint64_t>(state, 4));
+  BOOK_CHECK(state[0] | state[1] | state[2] | state[3],
+             "checkpoint " << path
+                           << ": the data stream's state is all zeros, which xoshiro never "
+                              "leaves (it would draw zeros forever); the file was not written "
+                              "by save()");
+  LossScaler scaler = scaler_;
+  try {
+    scaler.restore(in.read_value<float>("loss_scale"),
+                   in.read_value<std::int32_t>("loss_scale_clean_steps"));
+  } catch (const Error& e) {
+    throw Error("checkpoint " + path + ": " + e.what());
+  }
+
+  // Commit: nothing below can fail.
+  step_ = step;
+  adam_.set_step(adam_step);
+  std::copy(weights.begin(), weights.end(), master().begin());
+  std::copy(m.begin(), m.end(), adam_.m().begin());
+  std::copy(v.begin(), v.end(), adam_.v().begin());
   data_rng_.set_state(std::span<const std::uint64_t, 4>(state, 4));
-  scaler_.restore(in.read_value<float>("loss_scale"),
-                  in.read_value<std::int32_t>("loss_scale_clean_steps"));
+  scaler_ = scaler;
   if (mixed()) refresh_low_weights();
 }
+//! [load_all_or_nothing]
 
 MemoryReport Trainer::memory() const {
   MemoryReport r;

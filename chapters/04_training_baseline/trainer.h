@@ -96,6 +96,10 @@ class Trainer {
   /// Writes a checkpoint (model, optimizer, data stream, loss scale, step) atomically.
   void save(const std::string& path) const;
   /// Restores a checkpoint written by save() from a run with the same options' model config.
+  /// All or nothing: the whole file is read and checked first (the model config and precision,
+  /// the counts, finite weights and moments, a usable data-stream state, a loss scale within the
+  /// scaler's options), and the trainer changes only if all of it passes. Throws book::Error
+  /// saying what was wrong otherwise, with the trainer untouched.
   void load(const std::string& path);
 
   std::int64_t steps_done() const { return step_; }  ///< optimizer steps so far
