@@ -240,9 +240,12 @@ void Trainer::load(const std::string& path) {
                            << precision_code(options_.precision) << ")");
   const auto step = in.read_value<std::int64_t>("step");
   const auto adam_step = in.read_value<std::int64_t>("adam_step");
-  BOOK_CHECK(step >= 0 && adam_step >= 0 && adam_step <= step,
+  // 2^53 steps is 285 years at a step per microsecond: a larger count is a damaged file, and one
+  // near 2^63 would overflow when the run goes on.
+  constexpr std::int64_t kMostSteps = std::int64_t{1} << 53;
+  BOOK_CHECK(step >= 0 && step <= kMostSteps && adam_step >= 0 && adam_step <= step,
              "checkpoint " << path << ": step " << step << " and Adam's step " << adam_step
-                           << " are not counts of a run (need 0 <= Adam's step <= step: "
+                           << " are not counts of a run (need 0 <= Adam's step <= step <= 2^53: "
                               "skipped steps do not update Adam)");
   const std::vector<float> weights = finite_section(in, path, "weights", master().size(), false);
   const std::vector<float> m = finite_section(in, path, "adam_m", adam_.m().size(), false);
