@@ -23,8 +23,9 @@ TrainOptions with_task_shape(TrainOptions options) {
                  << options.micro_batch << " and " << options.accumulation);
   BOOK_CHECK(options.precision != DType::kF64,
              "TrainOptions: f64 is not a training precision; use f32, bf16 or f16");
-  BOOK_CHECK(options.clip_norm > 0,
-             "TrainOptions: clip_norm must be positive, got " << options.clip_norm);
+  BOOK_CHECK(options.clip_norm > 0 && std::isfinite(options.clip_norm),
+             "TrainOptions: clip_norm must be positive and finite, got " << options.clip_norm);
+  validate(options.adamw);
   learning_rate(1, options.warmup_steps, options.total_steps, options.max_lr,
                 options.min_lr);  // checks
   return options;
@@ -86,9 +87,9 @@ std::int64_t Trainer::tokens_per_step() const {
 
 StepResult Trainer::step() {
   StepResult result;
-  result.step = ++step_;
-  result.lr = learning_rate(step_, options_.warmup_steps, options_.total_steps, options_.max_lr,
-                            options_.min_lr);
+  result.step = step_ + 1;  // counted once the step has gone through (or been skipped)
+  result.lr = learning_rate(result.step, options_.warmup_steps, options_.total_steps,
+                            options_.max_lr, options_.min_lr);
   const bool fp16 = options_.precision == DType::kF16;
   result.loss_scale = fp16 ? scaler_.scale() : 1.0f;
 
@@ -101,6 +102,14 @@ StepResult Trainer::step() {
         model_, batch, result.loss_scale / static_cast<float>(options_.accumulation), acts_);
   }
   result.loss = static_cast<float>(loss_sum / options_.accumulation);
+  // Without a loss scaler (FP32, BF16) a loss that is not finite means the run has diverged:
+  // stop here, before the update, rather than train on NaN for the rest of the schedule.
+  BOOK_CHECK(fp16 || std::isfinite(result.loss),
+             "step " << result.step << ": the training loss is " << result.loss << " ("
+                     << dtype_name(options_.precision)
+                     << "): the run has diverged. No update was applied; lower max_lr (now "
+                     << options_.max_lr << ") or clip_norm (now " << options_.clip_norm
+                     << "), or resume from an earlier checkpoint");
 
   //! [mixed_precision_step]
   std::span<float> grads = model_.grads().span();
@@ -110,20 +119,26 @@ StepResult Trainer::step() {
     encode(options_.precision, grads, low_grads_.span());
     decode(options_.precision, low_grads_.span(), grads);
     unscale(grads, result.loss_scale);
-    const bool finite = all_finite(grads);
-    const bool apply = fp16 ? scaler_.update(!finite) : finite;
-    if (!apply) {
+    if (fp16 && !scaler_.update(!all_finite(grads))) {  // overflow: skip, with a smaller scale
       result.skipped = true;
+      step_ = result.step;
       return result;
     }
   }
   const double squares = sum_of_squares(grads);
   result.grad_norm = std::sqrt(squares);
+  BOOK_CHECK(std::isfinite(squares),
+             "step " << result.step << ": the gradient norm is " << result.grad_norm << " ("
+                     << dtype_name(options_.precision) << ", loss " << result.loss
+                     << "): the run has diverged. No update was applied; lower max_lr (now "
+                     << options_.max_lr << ") or clip_norm (now " << options_.clip_norm
+                     << "), or resume from an earlier checkpoint");
   scale_gradients(grads, clip_coefficient(squares, options_.clip_norm));
   //! [mixed_precision_step]
 
   adamw_update(model_.layout(), adam_, master(), grads, result.lr, options_.adamw);
   if (mixed()) refresh_low_weights();
+  step_ = result.step;
   return result;
 }
 

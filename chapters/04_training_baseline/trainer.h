@@ -80,10 +80,15 @@ struct MemoryReport {
 class Trainer {
  public:
   /// A fresh run: model initialised from options.seed, data stream seeded from it. Allocations
-  /// report to `tracker` (not owned; must outlive the trainer), or to the trainer's own.
+  /// report to `tracker` (not owned; must outlive the trainer), or to the trainer's own. Throws
+  /// book::Error for options that cannot train: a bad model shape, batch or precision, a clip
+  /// norm that is not positive and finite, a schedule learning_rate() refuses, AdamW settings
+  /// validate() refuses.
   explicit Trainer(const TrainOptions& options, MemoryTracker* tracker = nullptr);
 
-  /// One optimizer step over options.accumulation micro-batches.
+  /// One optimizer step over options.accumulation micro-batches. Throws book::Error naming the
+  /// step, before any update, if the loss (FP32 and BF16: FP16's loss scaler has its own rule,
+  /// it skips the step) or the gradient norm is not finite: the run has diverged.
   StepResult step();
   /// Mean loss over `batches` validation batches drawn with their own seed (the training data
   /// stream is untouched).
