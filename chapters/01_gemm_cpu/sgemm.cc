@@ -50,6 +50,16 @@ void scale_c(int m, int n, float beta, float* c, int ldc) {
 
 }  // namespace
 
+int sgemm_thread_count() {
+  const int threads = g_threads;
+  return threads != 0 ? threads
+                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+void run_on_gemm_threads(int threads, const std::function<void(int thread)>& job) {
+  engine::run_jobs(std::max(threads, 1), job);
+}
+
 void sgemm(Transpose trans_a, Transpose trans_b, int m, int n, int k, float alpha, const float* a,
            int lda, const float* b, int ldb, float beta, float* c, int ldc) {
   for (const Transpose t : {trans_a, trans_b})
@@ -86,9 +96,7 @@ void sgemm(Transpose trans_a, Transpose trans_b, int m, int n, int k, float alph
   const engine::Strided b_view = tb ? engine::Strided{b, 1, ldb} : engine::Strided{b, ldb, 1};
   // Threads cost tens of microseconds to start: not worth it below ~1 MFLOP.
   const double flops = 2.0 * m * n * k;
-  int threads = g_threads != 0
-                    ? g_threads.load()
-                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = sgemm_thread_count();
   if (flops < 2e6) threads = 1;
   engine::five_loops({m, n, k, alpha, a_view, b_view, beta, c, ldc}, engine::best_kernel(),
                      threads);
