@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "common/check.h"
 #include "common/rng.h"
 #include "common/table.h"
+#include "common/testing/expect_error.h"
 #include "common/timer.h"
 
 namespace book {
@@ -141,6 +143,33 @@ TEST(Table, MarkdownCsvAndJson) {
   EXPECT_NE(text.str().find("{\"rung\": \"naive\", \"GFLOP/s\": 1.50}"), std::string::npos)
       << text.str();
   EXPECT_THROW(t.write_csv("/nonexistent-folder/t.csv"), Error);
+}
+
+// Issue 19: the train stage learned that it could not keep its results only after the whole run.
+// results_dir() now proves the folder writable when it is called, which a stage does first.
+TEST(ResultsDir, IsCreatedAndProvedWritableOrRefusedWithTheFolderNamed) {
+  const auto saved = std::getenv("BOOK_RESULTS_DIR") ? std::string(std::getenv("BOOK_RESULTS_DIR"))
+                                                     : std::string();
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "results_dir_test" / "nested";
+  ::setenv("BOOK_RESULTS_DIR", dir.c_str(), 1);
+  EXPECT_EQ(results_dir(), dir.string());
+  EXPECT_TRUE(std::filesystem::is_directory(dir));
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "the write probe must not be left behind";
+  const auto file = dir / "a_file";
+  std::ofstream(file) << "x";
+  ::setenv("BOOK_RESULTS_DIR", file.c_str(), 1);
+  testing::expect_error([] { results_dir(); }, {file.string(), "set BOOK_RESULTS_DIR"});
+  ::setenv("BOOK_RESULTS_DIR", (file / "below").c_str(), 1);
+  testing::expect_error([] { results_dir(); }, {"cannot create the results folder"});
+  // A folder nobody may create files in, root included.
+  ::setenv("BOOK_RESULTS_DIR", "/proc/self", 1);
+  testing::expect_error([] { results_dir(); },
+                        {"cannot write into the results folder \"/proc/self\"",
+                         "set BOOK_RESULTS_DIR to a folder you can write"});
+  if (saved.empty())
+    ::unsetenv("BOOK_RESULTS_DIR");
+  else
+    ::setenv("BOOK_RESULTS_DIR", saved.c_str(), 1);
 }
 
 }  // namespace

@@ -1,8 +1,13 @@
 #include "common/table.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -22,7 +27,8 @@ Table::Table(std::vector<std::string> columns) : columns_(std::move(columns)) {
 }
 
 void Table::add_row(std::vector<std::string> cells) {
-  BOOK_CHECK(cells.size() == columns_.size(), "row has " << cells.size() << " cells but the table has "
+  BOOK_CHECK(cells.size() == columns_.size(), "row has " << cells.size()
+                                                         << " cells but the table has "
                                                          << columns_.size() << " columns");
   rows_.push_back(std::move(cells));
 }
@@ -50,7 +56,8 @@ std::string Table::markdown() const {
 namespace {
 std::ofstream open_for_writing(const std::string& path) {
   std::ofstream file(path);
-  BOOK_CHECK(file.good(), "cannot write " << path << ": check that its folder exists and is writable");
+  BOOK_CHECK(file.good(),
+             "cannot write " << path << ": check that its folder exists and is writable");
   return file;
 }
 
@@ -113,6 +120,17 @@ std::string results_dir() {
   std::filesystem::create_directories(dir, error);
   BOOK_CHECK(!error, "cannot create the results folder " << dir << ": " << error.message()
                                                          << " (set BOOK_RESULTS_DIR to another)");
+  BOOK_CHECK(std::filesystem::is_directory(dir, error),
+             "the results folder " << dir << " is not a folder (set BOOK_RESULTS_DIR to another)");
+  // A file created and removed at once: a stage that calls this before its run learns now, not
+  // after minutes of work, that it could not keep the results.
+  const std::filesystem::path probe = dir / (".write_probe_" + std::to_string(::getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  BOOK_CHECK(fd >= 0, "cannot write into the results folder " << dir << ": " << std::strerror(errno)
+                                                              << " (set BOOK_RESULTS_DIR to a "
+                                                                 "folder you can write)");
+  ::close(fd);
+  ::unlink(probe.c_str());
   return dir.string();
 }
 

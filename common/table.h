@@ -41,7 +41,9 @@ class Table {
 };
 
 /// The folder where stages write their results (CSV, JSON, plots): $BOOK_RESULTS_DIR if set,
-/// otherwise `results/` under the directory `bazel run` was started from. Created if missing.
+/// otherwise `results/` under the directory `bazel run` was started from. Created if missing, and
+/// checked to be writable (a file is created in it and removed). Throws book::Error saying which
+/// folder and why when it cannot be created or written: call it before a long run, not after.
 std::string results_dir();
 
 }  // namespace book

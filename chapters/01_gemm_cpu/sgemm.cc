@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <thread>
 
 #include "chapters/01_gemm_cpu/args.h"
@@ -22,6 +24,32 @@ void set_sgemm_threads(int threads) {
 
 int sgemm_threads() { return g_threads; }
 
+namespace {
+
+// The bytes a row-major rows×cols matrix with leading dimension ld spans: [first, last).
+struct Extent {
+  std::uintptr_t first, last;
+};
+
+Extent extent_of(const float* p, int rows, int cols, int ld) {
+  const auto first = reinterpret_cast<std::uintptr_t>(p);
+  const std::size_t elements = static_cast<std::size_t>(rows - 1) * ld + cols;
+  return {first, first + elements * sizeof(float)};
+}
+
+bool overlap(Extent x, Extent y) { return x.first < y.last && y.first < x.last; }
+
+// C = beta * C without reading A or B (BLAS: k == 0 or alpha == 0). beta == 0 writes zeros
+// without reading C, so NaN in C does not survive, as everywhere else in sgemm.
+void scale_c(int m, int n, float beta, float* c, int ldc) {
+  for (int i = 0; i < m; ++i) {
+    float* row = c + static_cast<std::size_t>(i) * ldc;
+    for (int j = 0; j < n; ++j) row[j] = beta == 0 ? 0.0f : beta * row[j];
+  }
+}
+
+}  // namespace
+
 int sgemm_thread_count() {
   const int threads = g_threads;
   return threads != 0 ? threads
@@ -34,8 +62,35 @@ void run_on_gemm_threads(int threads, const std::function<void(int thread)>& job
 
 void sgemm(Transpose trans_a, Transpose trans_b, int m, int n, int k, float alpha, const float* a,
            int lda, const float* b, int ldb, float beta, float* c, int ldc) {
+  for (const Transpose t : {trans_a, trans_b})
+    BOOK_CHECK(t == Transpose::kNo || t == Transpose::kYes,
+               "sgemm: a Transpose must be kNo or kYes, got the value "
+                   << static_cast<int>(t) << " (trans_a=" << static_cast<int>(trans_a)
+                   << ", trans_b=" << static_cast<int>(trans_b) << ")");
+  BOOK_CHECK(m >= 0 && n >= 0 && k >= 0, "sgemm: sizes must not be negative, got m="
+                                             << m << " n=" << n << " k=" << k
+                                             << " (C is m×n, the inner dimension is k)");
+  // BLAS's quick returns: an empty C is nothing to do; with k == 0 or alpha == 0 the product is
+  // zero and A and B are not read (NaN or Inf in them does not reach C).
+  if (m == 0 || n == 0) return;
+  if (k == 0 || alpha == 0) {
+    BOOK_CHECK(c != nullptr, "sgemm: C is null but m×n = " << m << "×" << n);
+    BOOK_CHECK(ldc >= n, "sgemm: ldc=" << ldc << " is shorter than a row of C (n=" << n
+                                       << "); ldc must be >= " << n);
+    scale_c(m, n, beta, c, ldc);
+    return;
+  }
   const bool ta = trans_a == Transpose::kYes, tb = trans_b == Transpose::kYes;
   check_gemm_args("sgemm", m, n, k, a, lda, ta ? m : k, b, ldb, tb ? k : n, c, ldc);
+  // C is written block by block while A and B are still being read: storage shared with either
+  // gives a silently wrong product once k spans more than one block, so it is refused.
+  const Extent c_bytes = extent_of(c, m, n, ldc);
+  BOOK_CHECK(!overlap(c_bytes, extent_of(a, ta ? k : m, ta ? m : k, lda)),
+             "sgemm: C (m×n = " << m << "×" << n << ", ldc=" << ldc
+                                << ") overlaps A in memory; write C into its own buffer");
+  BOOK_CHECK(!overlap(c_bytes, extent_of(b, tb ? n : k, tb ? k : n, ldb)),
+             "sgemm: C (m×n = " << m << "×" << n << ", ldc=" << ldc
+                                << ") overlaps B in memory; write C into its own buffer");
   // A transposed operand is the same memory read with its strides swapped; packing absorbs it.
   const engine::Strided a_view = ta ? engine::Strided{a, 1, lda} : engine::Strided{a, lda, 1};
   const engine::Strided b_view = tb ? engine::Strided{b, 1, ldb} : engine::Strided{b, ldb, 1};

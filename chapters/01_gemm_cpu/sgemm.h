@@ -20,8 +20,11 @@ enum class Transpose {
 ///
 /// BLAS semantics: `a` holds A as stored (m×k rows of length lda if trans_a is kNo, k×m if kYes),
 /// likewise `b`; `c` is m×n with rows lda/ldb/ldc elements apart. When beta == 0, C is not read
-/// (it may hold NaN). m, n and k must be positive, pointers non-null, and each leading dimension
-/// at least the length of a stored row. Throws book::Error otherwise.
+/// (it may hold NaN). As in reference BLAS, m or n = 0 returns at once, and k = 0 or alpha = 0
+/// sets C = beta * C without reading A or B (NaN or Inf there does not reach C). Otherwise the
+/// pointers must be non-null, each leading dimension at least the length of a stored row, and C
+/// must not share memory with A or B. Throws book::Error for negative sizes, a Transpose other
+/// than kNo or kYes, and any of those.
 ///
 /// Transposes cost nothing extra: the packing step copies panels of A and B into the kernel's
 /// order anyway, and reading a transposed operand only changes the strides it reads with.

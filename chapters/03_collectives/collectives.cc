@@ -31,6 +31,7 @@ void Communicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm) {
   const Algorithm algo = pick(algorithm, data.bytes(), tree_threshold_bytes());
   Scope scope(*this, describe("all_reduce", algo, data.count, data.dtype));
   on_enter_collective();
+  check_fingerprint(Collective::kAllReduce, data.count, data.dtype, op);
   BOOK_CHECK(data.data != nullptr || data.count == 0, where() << ": the buffer is null");
   BOOK_CHECK(algo != Algorithm::kNative,
              where() << ": Algorithm::kNative exists only on the MPI and NCCL backends");
@@ -58,6 +59,7 @@ void Communicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op,
   const Algorithm algo = algorithm == Algorithm::kAutomatic ? Algorithm::kRing : algorithm;
   Scope scope(*this, describe("reduce_scatter", algo, input.count, input.dtype));
   on_enter_collective();
+  check_fingerprint(Collective::kReduceScatter, input.count, input.dtype, op);
   const Shard mine = shard_of(input.count, size(), rank());
   BOOK_CHECK(output.count == mine.count && output.dtype == input.dtype,
              where() << ": rank " << rank() << "'s output must hold its shard of " << mine.count
@@ -82,6 +84,7 @@ void Communicator::all_gather(ConstBuffer input, Buffer output, Algorithm algori
   const Algorithm algo = algorithm == Algorithm::kAutomatic ? Algorithm::kRing : algorithm;
   Scope scope(*this, describe("all_gather", algo, output.count, output.dtype));
   on_enter_collective();
+  check_fingerprint(Collective::kAllGather, output.count, output.dtype);
   const Shard mine = shard_of(output.count, size(), rank());
   BOOK_CHECK(input.count == mine.count && output.dtype == input.dtype,
              where() << ": rank " << rank() << "'s input must be its shard of " << mine.count << " "
@@ -112,6 +115,7 @@ void Communicator::all_gather(ConstBuffer input, Buffer output, Algorithm algori
 void Communicator::broadcast(Buffer data, int root) {
   Scope scope(*this, describe("broadcast", Algorithm::kTree, data.count, data.dtype));
   on_enter_collective();
+  check_fingerprint(Collective::kBroadcast, data.count, data.dtype, std::nullopt, root);
   BOOK_CHECK(root >= 0 && root < size(), where() << ": root " << root
                                                  << " is not a rank of the group (0.." << size() - 1
                                                  << ")");
@@ -121,6 +125,7 @@ void Communicator::broadcast(Buffer data, int root) {
 void Communicator::reduce(ConstBuffer input, Buffer output, int root, ReduceOp op) {
   Scope scope(*this, describe("reduce", Algorithm::kTree, input.count, input.dtype));
   on_enter_collective();
+  check_fingerprint(Collective::kReduce, input.count, input.dtype, op, root);
   BOOK_CHECK(root >= 0 && root < size(), where() << ": root " << root
                                                  << " is not a rank of the group (0.." << size() - 1
                                                  << ")");
@@ -139,6 +144,7 @@ void Communicator::all_to_all(ConstBuffer input, std::span<const std::size_t> se
                               Buffer output, std::span<const std::size_t> recv_counts) {
   Scope scope(*this, describe("all_to_all", Algorithm::kAutomatic, input.count, input.dtype));
   on_enter_collective();
+  check_fingerprint(Collective::kAllToAll, 0, input.dtype);
   check_all_to_all(input, send_counts, output, recv_counts);
   coll::all_to_all(*this, input, send_counts, output, recv_counts);
 }
@@ -167,6 +173,7 @@ void Communicator::check_all_to_all(ConstBuffer input, std::span<const std::size
 void Communicator::barrier() {
   Scope scope(*this, "barrier");
   on_enter_collective();
+  check_fingerprint(Collective::kBarrier, 0, DType::kF32);
   // Dissemination: after round k every rank has heard, directly or not, from 2^(k+1) ranks.
   for (int distance = 1; distance < size(); distance <<= 1)
     sendrecv(ConstBuffer{}, (rank() + distance) % size(), Buffer{},

@@ -30,6 +30,7 @@ void Communicator::pass_settings_to(Communicator& child) const {
   child.set_timeout(timeout_);
   child.set_tree_threshold_bytes(tree_threshold_bytes_);
   child.set_trace(trace_, trace_lane_, trace_track());
+  child.set_fingerprint_check(fingerprint_check_);
 }
 
 void Communicator::record(std::string name, const char* category, double start_us,

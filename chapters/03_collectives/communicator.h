@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -49,7 +50,13 @@ enum CollectiveTag : int {
   kTagAllToAll,                               ///< all_to_all's messages.
   kTagBarrier,                                ///< barrier's empty messages.
   kTagSplit,                                  ///< split's exchange of (color, key).
+  kTagFingerprint,                            ///< the fingerprint check's exchange.
 };
+
+/// Whether a new communicator checks collective fingerprints (see
+/// Communicator::set_fingerprint_check): true when the environment variable BOOK_COLL_CHECK is
+/// "1", as `bazel test` sets it for every test (.bazelrc), false otherwise.
+bool fingerprint_check_from_environment();
 
 /// A group of `size()` ranks; this object is rank `rank()`'s end of it. Every rank of the group
 /// calls the same collectives in the same order with matching arguments. A call that waits longer
@@ -155,6 +162,21 @@ class Communicator {
   /// The collective this rank is in ("all_reduce(ring)", …), or "send"/"recv"; for messages.
   const std::string& operation() const { return operation_; }
 
+  /// Turns the fingerprint check on or off (communicators split from this one inherit it). When
+  /// on, every collective first exchanges a 16-byte fingerprint (the collective, its element type,
+  /// its count, its reduce operation, its root) among the group's ranks, like PyTorch's
+  /// TORCH_DISTRIBUTED_DEBUG=DETAIL, and throws book::Error on every rank, naming the ranks that
+  /// disagree and what each called, before any data moves. Without it, ranks that pass 32 bf16
+  /// on one rank and 16 f32 on another (the same bytes), or different reduce operations, get
+  /// garbage with no error. all_to_all compares only its element type (its counts differ by
+  /// design, and are checked pairwise as the messages arrive). The cost: ⌈log2 N⌉ exchanges of at
+  /// most 16·N bytes per collective, which the counters leave out (they count the collective's own
+  /// traffic). Off by default outside tests: fingerprint_check_from_environment(). The NCCL
+  /// backend hands whole collectives to NCCL and does not check.
+  void set_fingerprint_check(bool on) { fingerprint_check_ = on; }
+  /// Whether the fingerprint check is on.
+  bool fingerprint_check() const { return fingerprint_check_; }
+
   /// Throws book::Error (starting with `who`) if this backend cannot have another communicator
   /// of this process in use on another thread while this one is: MPI below MPI_THREAD_MULTIPLE.
   /// AsyncCommunicator calls it before it starts its thread. Threads and NCCL: always fine.
@@ -190,6 +212,23 @@ class Communicator {
   /// Called when this rank enters a collective; the threads backend records it to name the
   /// ranks that never arrived.
   virtual void on_enter_collective() {}
+
+  /// The collectives a fingerprint names.
+  enum class Collective : std::uint8_t {
+    kAllReduce,      ///< all_reduce
+    kReduceScatter,  ///< reduce_scatter
+    kAllGather,      ///< all_gather
+    kBroadcast,      ///< broadcast
+    kReduce,         ///< reduce
+    kAllToAll,       ///< all_to_all
+    kBarrier,        ///< barrier
+  };
+  /// When fingerprint_check() is on and the group has more than one rank: exchanges this call's
+  /// fingerprint with every rank and throws book::Error if any rank's differs. `count` is the
+  /// count every rank must agree on (0 where none), `op` the reduce operation (or none), `root`
+  /// the root (−1 where none). Call it inside the collective's Scope, before any data moves.
+  void check_fingerprint(Collective collective, std::size_t count, DType dtype,
+                         std::optional<ReduceOp> op = std::nullopt, int root = -1);
 
   /// Claims the communicator for the calling thread for one public call (see "One thread at a
   /// time" above). The outermost guard of a call claims it with one compare-and-swap and releases
@@ -246,6 +285,7 @@ class Communicator {
   Trace* trace_ = nullptr;
   std::string trace_lane_ = "main";
   int trace_track_ = -1;
+  bool fingerprint_check_ = fingerprint_check_from_environment();
   std::string operation_;
   std::vector<std::byte> scratch_;
   std::vector<std::byte> temporary_;

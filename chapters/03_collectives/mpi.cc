@@ -138,6 +138,7 @@ void MpiCommunicator::transport_sendrecv(const void* out, std::size_t out_bytes,
 void MpiCommunicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm) {
   if (algorithm != Algorithm::kNative) return Communicator::all_reduce(data, op, algorithm);
   Scope scope(*this, "all_reduce(native MPI_Allreduce)");
+  check_fingerprint(Collective::kAllReduce, data.count, data.dtype, op);
   const MPI_Datatype type = reducible_type(data.dtype, where());
   const int code = MPI_Allreduce(MPI_IN_PLACE, data.data, as_int(data.count, where()), type,
                                  op == ReduceOp::kMax ? MPI_MAX : MPI_SUM, comm_);
@@ -150,6 +151,7 @@ void MpiCommunicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp 
   if (algorithm != Algorithm::kNative)
     return Communicator::reduce_scatter(input, output, op, algorithm);
   Scope scope(*this, "reduce_scatter(native MPI_Reduce_scatter)");
+  check_fingerprint(Collective::kReduceScatter, input.count, input.dtype, op);
   const MPI_Datatype type = reducible_type(input.dtype, where());
   BOOK_CHECK(output.dtype == input.dtype, where() << ": the output is " << dtype_name(output.dtype)
                                                   << " but the input " << dtype_name(input.dtype));
@@ -168,6 +170,7 @@ void MpiCommunicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp 
 void MpiCommunicator::all_gather(ConstBuffer input, Buffer output, Algorithm algorithm) {
   if (algorithm != Algorithm::kNative) return Communicator::all_gather(input, output, algorithm);
   Scope scope(*this, "all_gather(native MPI_Allgatherv)");
+  check_fingerprint(Collective::kAllGather, output.count, output.dtype);
   const std::size_t width = dtype_size(output.dtype);
   std::vector<int> counts(size()), offsets(size());
   for (int r = 0; r < size(); ++r) {

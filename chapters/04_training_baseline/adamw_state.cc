@@ -29,6 +29,9 @@ void adamw_update(const ParameterLayout& layout, AdamWState& state, std::span<fl
                                                << ", " << state.end() << "), got " << params.size()
                                                << " parameters and " << grads.size()
                                                << " gradients");
+  validate(config);
+  BOOK_CHECK(lr >= 0 && lr <= kMaxLearningRate, "adamw_update: the learning rate must be in [0, "
+                                                    << kMaxLearningRate << "], got " << lr);
   const std::vector<SlotPiece> pieces = layout.pieces(state.begin(), state.end());  // checks
   const LayerScope scope("AdamW");
   state.set_step(state.step() + 1);

@@ -5,8 +5,11 @@
 /// name length u32, name, size u64, bytes), FNV-1a 64 checksum of the payload (u64); little-endian.
 /// A crash mid-write must never leave a half-written file under the real name, so the writer
 /// writes a temporary file, fsyncs it, renames it over the target (atomic on POSIX) and fsyncs
-/// the folder. The reader refuses a wrong magic, an unknown version, a truncated file or a
-/// checksum mismatch with an error saying which.
+/// the folder; a save that fails removes its temporary file. The reader refuses a directory, a
+/// wrong magic, an unknown version, a truncated file, a checksum mismatch, a section whose size
+/// overruns the bytes that remain (every size read from the file is checked against them before
+/// it is used, so a corrupted size can neither wrap around nor make the reader loop) and a
+/// section name that appears twice, with an error saying which.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +41,8 @@ class CheckpointWriter {
   void add_value(const std::string& name, const T& value) {
     add_array<T>(name, std::span<const T>(&value, 1));
   }
-  /// Writes path + ".tmp", fsyncs, renames it to `path`, fsyncs the folder. Throws book::Error.
+  /// Writes path + ".tmp", fsyncs, renames it to `path`, fsyncs the folder. Throws book::Error
+  /// if `path` is a directory or any step fails; the temporary file is removed then.
   void write_atomically(const std::string& path) const;
 
  private:
@@ -48,8 +52,11 @@ class CheckpointWriter {
 /// Reads and verifies a checkpoint file, then hands out its sections.
 class CheckpointReader {
  public:
-  /// Reads `path`; throws book::Error if it is missing, truncated, corrupted or of another version.
+  /// Reads and verifies the whole of `path`; throws book::Error if it is missing, not a regular
+  /// file, truncated, corrupted, of another version, or has a malformed or repeated section.
   explicit CheckpointReader(const std::string& path);
+  /// The names of the sections, in file order.
+  std::vector<std::string> section_names() const;
   /// The bytes of section `name`; throws book::Error if there is none.
   std::span<const std::uint8_t> get(const std::string& name) const;
   /// Copies section `name` into `out`, which must have exactly its size.

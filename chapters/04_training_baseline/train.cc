@@ -16,9 +16,9 @@
 #include "chapters/01_gemm_cpu/peak.h"
 #include "chapters/01_gemm_cpu/sgemm.h"
 #include "chapters/04_training_baseline/mixed_precision_demo.h"
+#include "chapters/04_training_baseline/train_stage.h"
 #include "chapters/04_training_baseline/trainer.h"
 #include "common/dtype.h"
-#include "common/flags.h"
 #include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
@@ -27,32 +27,7 @@ namespace {
 
 using namespace book::train;
 
-struct Args {
-  bool tour = false;
-  std::int64_t steps = 3000;
-  int digits = 3;
-  int threads = 0;  // sgemm's thread count; 0 = all hardware threads
-  book::DType precision = book::DType::kF32;
-};
-
-Args parse(int argc, char** argv) {
-  Args args;
-  std::string precision = "f32";
-  book::Flags flags("train", "trains the tiny GPT on multi-digit addition on the CPU");
-  flags.add("tour", &args.tour, "the tour's quick run: 2-digit addition in 800 steps");
-  flags.add("steps", &args.steps, "optimizer steps (the schedule's length)").range(10, 100000000);
-  flags.add("digits", &args.digits, "digits per operand of the addition task").range(1, 6);
-  flags.add("threads", &args.threads, "sgemm's threads (0: all hardware threads)").range(0, 4096);
-  flags.add("precision", &precision, "storage of weights and gradients")
-      .choices({"f32", "bf16", "f16", "fp32", "fp16"});
-  flags.parse(argc, argv);
-  if (args.tour) {  // 2-digit addition learns in a few hundred steps
-    if (!flags.was_set("steps")) args.steps = 800;
-    if (!flags.was_set("digits")) args.digits = 2;
-  }
-  args.precision = book::parse_dtype(precision);
-  return args;
-}
+using Args = StageArgs;  // the command line, parsed in train_stage.cc
 
 std::string sig(double value, int digits = 3) {  // 3 significant digits: 2.49, 0.0871, 3.2e-05
   char text[32];
@@ -164,11 +139,13 @@ Training train(const Run& run, Trainer& trainer) {
   return t;
 }
 
+constexpr int kAccuracyExamples = 1000;  // sums decoded per accuracy measurement
+
 struct Evaluation {
   double peak = 0, tokens_per_s = 0, mfu = 0;
   float final_val = 0;
   double val_accuracy = 0, train_accuracy = 0;
-  std::string chance;  // 10^-(digits+1), as a percentage
+  double chance = 0;  // 10^-(digits+1): a uniform guess of every digit of the sum
 };
 
 Evaluation evaluate(const Run& run, const Training& t, Trainer& trainer) {
@@ -178,9 +155,9 @@ Evaluation evaluate(const Run& run, const Training& t, Trainer& trainer) {
   e.tokens_per_s = run.args.steps * trainer.tokens_per_step() / t.seconds;
   e.mfu = e.tokens_per_s * run.flops_per_token / (e.peak * 1e9);
   e.final_val = trainer.validation_loss(16);
-  e.val_accuracy = trainer.accuracy(1000, Split::kValidation);
-  e.train_accuracy = trainer.accuracy(1000, Split::kTrain);
-  e.chance = sig(100.0 / (10.0 * static_cast<double>(run.limit))) + "%";
+  e.val_accuracy = trainer.accuracy(kAccuracyExamples, Split::kValidation);
+  e.train_accuracy = trainer.accuracy(kAccuracyExamples, Split::kTrain);
+  e.chance = 1.0 / (10.0 * static_cast<double>(run.limit));
   std::cout << "\n"
             << t.progress.markdown() << "\n"
             << "trained:    " << run.args.steps << " steps in " << book::fixed(t.seconds, 1)
@@ -195,9 +172,10 @@ Evaluation evaluate(const Run& run, const Training& t, Trainer& trainer) {
             << "val loss:   " << book::fixed(t.initial_val, 4)
             << " at init (ln 10 = 2.3026 is a uniform guess over digits) -> " << sig(e.final_val)
             << "\n"
-            << "accuracy:   " << book::fixed(100 * e.val_accuracy, 1)
-            << "% of 1000 validation sums exactly right (" << book::fixed(100 * e.train_accuracy, 1)
-            << "% on training pairs; chance is " << e.chance << ")\n"
+            << "accuracy:   " << book::fixed(100 * e.val_accuracy, 1) << "% of "
+            << kAccuracyExamples << " validation sums exactly right ("
+            << book::fixed(100 * e.train_accuracy, 1) << "% on training pairs; chance is "
+            << sig(100 * e.chance) << "%)\n"
             << "example:    " << run.ex_a << "+" << run.ex_b << " -> "
             << trainer.answer(run.ex_a, run.ex_b) << ", " << run.limit - 1 << "+1 -> "
             << trainer.answer(run.limit - 1, 1) << "\n";
@@ -222,8 +200,8 @@ void plot(const std::string& csv, const std::string& png, int digits) {
 }
 
 // The curve (CSV and PNG), a checkpoint and the summary (JSON) under results/.
-void write_results(const Run& run, const Training& t, const Evaluation& e, const Trainer& trainer) {
-  const std::string dir = book::results_dir();
+void write_results(const std::string& dir, const Run& run, const Training& t, const Evaluation& e,
+                   const Trainer& trainer) {
   t.curve.write_csv(dir + "/ch04_loss_curve.csv");
   std::cout << "curve:      " << dir << "/ch04_loss_curve.csv\n";
   plot(dir + "/ch04_loss_curve.csv", dir + "/ch04_loss_curve.png", run.args.digits);
@@ -262,10 +240,12 @@ MemoryReport print_memory_and_precision(const Run& run, const Trainer& trainer) 
 void print_tour(const Run& run, const Training& t, const Evaluation& e, const MemoryReport& mixed) {
   std::cout << "tour: 04 | val loss of the tiny GPT, " << run.args.steps << " steps ("
             << book::fixed(t.seconds, 0) << " s) | " << book::fixed(t.initial_val, 2) << " -> "
-            << sig(e.final_val) << " nats | the loss falls: the model learns\n"
-            << "tour: 04 | exact-sum accuracy, " << run.args.digits
-            << "-digit addition, 1000 held-out sums | " << book::fixed(100 * e.val_accuracy, 1)
-            << "% | well above chance (" << e.chance << ")\n"
+            << sig(e.final_val) << " nats | "
+            << loss_verdict(t.initial_val, e.final_val, run.args.steps) << "\n"
+            << "tour: 04 | exact-sum accuracy, " << run.args.digits << "-digit addition, "
+            << kAccuracyExamples << " held-out sums | " << book::fixed(100 * e.val_accuracy, 1)
+            << "% | "
+            << accuracy_verdict(e.val_accuracy, e.chance, kAccuracyExamples, run.args.steps) << "\n"
             << "tour: 04 | model state per parameter, mixed-precision AdamW (" << mixed.parameters
             << " params) | " << book::fixed(mixed.state_bytes_per_parameter(), 2)
             << " B/param | ~16 bytes per parameter (2+2+4+4+4)\n"
@@ -275,14 +255,16 @@ void print_tour(const Run& run, const Training& t, const Evaluation& e, const Me
 }
 
 int body(int argc, char** argv) {
-  const Args args = parse(argc, argv);
+  const Args args = parse_stage_args(std::vector<std::string>(argv + 1, argv + argc));
+  // Before the run, not after it: a results folder that cannot be written is found in a second.
+  const std::string results = book::results_dir();
   book::gemm::set_sgemm_threads(args.threads);
   Trainer trainer(stage_options(args));
   const Run run = describe(args, trainer);
   print_header(run, trainer);
   const Training training = train(run, trainer);
   const Evaluation evaluation = evaluate(run, training, trainer);
-  write_results(run, training, evaluation, trainer);
+  write_results(results, run, training, evaluation, trainer);
   const MemoryReport mixed = print_memory_and_precision(run, trainer);
   print_tour(run, training, evaluation, mixed);
   return 0;

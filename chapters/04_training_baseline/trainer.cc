@@ -24,8 +24,9 @@ TrainOptions with_task_shape(TrainOptions options) {
                  << options.micro_batch << " and " << options.accumulation);
   BOOK_CHECK(options.precision != DType::kF64,
              "TrainOptions: f64 is not a training precision; use f32, bf16 or f16");
-  BOOK_CHECK(options.clip_norm > 0,
-             "TrainOptions: clip_norm must be positive, got " << options.clip_norm);
+  BOOK_CHECK(options.clip_norm > 0 && std::isfinite(options.clip_norm),
+             "TrainOptions: clip_norm must be positive and finite, got " << options.clip_norm);
+  validate(options.adamw);
   learning_rate(1, options.warmup_steps, options.total_steps, options.max_lr,
                 options.min_lr);  // checks
   return options;
@@ -87,9 +88,9 @@ std::int64_t Trainer::tokens_per_step() const {
 
 StepResult Trainer::step() {
   StepResult result;
-  result.step = ++step_;
-  result.lr = learning_rate(step_, options_.warmup_steps, options_.total_steps, options_.max_lr,
-                            options_.min_lr);
+  result.step = step_ + 1;  // counted once the step has gone through (or been skipped)
+  result.lr = learning_rate(result.step, options_.warmup_steps, options_.total_steps,
+                            options_.max_lr, options_.min_lr);
   const bool fp16 = options_.precision == DType::kF16;
   result.loss_scale = fp16 ? scaler_.scale() : 1.0f;
 
@@ -108,6 +109,14 @@ StepResult Trainer::step() {
         model_, batch, result.loss_scale / static_cast<float>(options_.accumulation), acts_);
   }
   result.loss = static_cast<float>(loss_sum / options_.accumulation);
+  // Without a loss scaler (FP32, BF16) a loss that is not finite means the run has diverged:
+  // stop here, before the update, rather than train on NaN for the rest of the schedule.
+  BOOK_CHECK(fp16 || std::isfinite(result.loss),
+             "step " << result.step << ": the training loss is " << result.loss << " ("
+                     << dtype_name(options_.precision)
+                     << "): the run has diverged. No update was applied; lower max_lr (now "
+                     << options_.max_lr << ") or clip_norm (now " << options_.clip_norm
+                     << "), or resume from an earlier checkpoint");
 
   //! [mixed_precision_step]
   std::span<float> grads = model_.grads().span();
@@ -117,20 +126,26 @@ StepResult Trainer::step() {
     encode(options_.precision, grads, low_grads_.span());
     decode(options_.precision, low_grads_.span(), grads);
     unscale(grads, result.loss_scale);
-    const bool finite = all_finite(grads);
-    const bool apply = fp16 ? scaler_.update(!finite) : finite;
-    if (!apply) {
+    if (fp16 && !scaler_.update(!all_finite(grads))) {  // overflow: skip, with a smaller scale
       result.skipped = true;
+      step_ = result.step;
       return result;
     }
   }
   const double squares = sum_of_squares(grads);
   result.grad_norm = std::sqrt(squares);
+  BOOK_CHECK(std::isfinite(squares),
+             "step " << result.step << ": the gradient norm is " << result.grad_norm << " ("
+                     << dtype_name(options_.precision) << ", loss " << result.loss
+                     << "): the run has diverged. No update was applied; lower max_lr (now "
+                     << options_.max_lr << ") or clip_norm (now " << options_.clip_norm
+                     << "), or resume from an earlier checkpoint");
   scale_gradients(grads, clip_coefficient(squares, options_.clip_norm));
   //! [mixed_precision_step]
 
   adamw_update(model_.layout(), adam_, master(), grads, result.lr, options_.adamw);
   if (mixed()) refresh_low_weights();
+  step_ = result.step;
   return result;
 }
 
@@ -208,7 +223,30 @@ void Trainer::save(const std::string& path) const {
   out.write_atomically(path);
 }
 
+namespace {
+
+// A section of floats from `in`, checked to hold `count` finite values (and none below zero
+// where `non_negative`): a NaN weight would make every later loss NaN.
+std::vector<float> finite_section(const CheckpointReader& in, const std::string& path,
+                                  const std::string& name, std::size_t count, bool non_negative) {
+  std::vector<float> values(count);
+  in.read_array<float>(name, std::span<float>(values));
+  for (std::size_t i = 0; i < count; ++i)
+    BOOK_CHECK(std::isfinite(values[i]) && (!non_negative || values[i] >= 0),
+               "checkpoint " << path << ": section '" << name << "' holds " << values[i]
+                             << " at element " << i << " ("
+                             << (non_negative ? "a finite value >= 0" : "a finite value")
+                             << " expected): the run that wrote it had diverged, or the file was "
+                                "made by hand; resume from an earlier checkpoint");
+  return values;
+}
+
+}  // namespace
+
+//! [load_all_or_nothing]
 void Trainer::load(const std::string& path) {
+  // The whole file is read and checked into temporaries first; the trainer changes only after
+  // every section has passed, so a refused checkpoint leaves the run exactly as it was.
   const CheckpointReader in(path);
   const auto config = in.read_value<Config>("config");
   BOOK_CHECK(std::memcmp(&config, &options_.model, sizeof(Config)) == 0,
@@ -222,18 +260,44 @@ void Trainer::load(const std::string& path) {
                            << " (0 f32, 1 bf16, 2 f16); this trainer is "
                            << dtype_name(options_.precision) << " (code "
                            << precision_code(options_.precision) << ")");
-  step_ = in.read_value<std::int64_t>("step");
-  adam_.set_step(in.read_value<std::int64_t>("adam_step"));
-  in.read_array<float>("weights", master());
-  in.read_array<float>("adam_m", adam_.m());
-  in.read_array<float>("adam_v", adam_.v());
+  const auto step = in.read_value<std::int64_t>("step");
+  const auto adam_step = in.read_value<std::int64_t>("adam_step");
+  // 2^53 steps is 285 years at a step per microsecond: a larger count is a damaged file, and one
+  // near 2^63 would overflow when the run goes on.
+  constexpr std::int64_t kMostSteps = std::int64_t{1} << 53;
+  BOOK_CHECK(step >= 0 && step <= kMostSteps && adam_step >= 0 && adam_step <= step,
+             "checkpoint " << path << ": step " << step << " and Adam's step " << adam_step
+                           << " are not counts of a run (need 0 <= Adam's step <= step <= 2^53: "
+                              "skipped steps do not update Adam)");
+  const std::vector<float> weights = finite_section(in, path, "weights", master().size(), false);
+  const std::vector<float> m = finite_section(in, path, "adam_m", adam_.m().size(), false);
+  const std::vector<float> v = finite_section(in, path, "adam_v", adam_.v().size(), true);
   std::uint64_t state[4];
   in.read_array<std::uint64_t>("data_rng", std::span<std::uint64_t>(state, 4));
+  BOOK_CHECK(state[0] | state[1] | state[2] | state[3],
+             "checkpoint " << path
+                           << ": the data stream's state is all zeros, which xoshiro never "
+                              "leaves (it would draw zeros forever); the file was not written "
+                              "by save()");
+  LossScaler scaler = scaler_;
+  try {
+    scaler.restore(in.read_value<float>("loss_scale"),
+                   in.read_value<std::int32_t>("loss_scale_clean_steps"));
+  } catch (const Error& e) {
+    throw Error("checkpoint " + path + ": " + e.what());
+  }
+
+  // Commit: nothing below can fail.
+  step_ = step;
+  adam_.set_step(adam_step);
+  std::copy(weights.begin(), weights.end(), master().begin());
+  std::copy(m.begin(), m.end(), adam_.m().begin());
+  std::copy(v.begin(), v.end(), adam_.v().begin());
   data_rng_.set_state(std::span<const std::uint64_t, 4>(state, 4));
-  scaler_.restore(in.read_value<float>("loss_scale"),
-                  in.read_value<std::int32_t>("loss_scale_clean_steps"));
+  scaler_ = scaler;
   if (mixed()) refresh_low_weights();
 }
+//! [load_all_or_nothing]
 
 ModelWeights read_model_weights(const std::string& path) {
   const CheckpointReader in(path);

@@ -95,10 +95,15 @@ ModelWeights read_model_weights(const std::string& path);
 class Trainer {
  public:
   /// A fresh run: model initialised from options.seed, data stream seeded from it. Allocations
-  /// report to `tracker` (not owned; must outlive the trainer), or to the trainer's own.
+  /// report to `tracker` (not owned; must outlive the trainer), or to the trainer's own. Throws
+  /// book::Error for options that cannot train: a bad model shape, batch or precision, a clip
+  /// norm that is not positive and finite, a schedule learning_rate() refuses, AdamW settings
+  /// validate() refuses.
   explicit Trainer(const TrainOptions& options, MemoryTracker* tracker = nullptr);
 
-  /// One optimizer step over options.accumulation micro-batches.
+  /// One optimizer step over options.accumulation micro-batches. Throws book::Error naming the
+  /// step, before any update, if the loss (FP32 and BF16: FP16's loss scaler has its own rule,
+  /// it skips the step) or the gradient norm is not finite: the run has diverged.
   StepResult step();
   /// Mean loss over `batches` validation batches drawn with their own seed (the training data
   /// stream is untouched).
@@ -111,6 +116,10 @@ class Trainer {
   /// Writes a checkpoint (model, optimizer, data stream, loss scale, step) atomically.
   void save(const std::string& path) const;
   /// Restores a checkpoint written by save() from a run with the same options' model config.
+  /// All or nothing: the whole file is read and checked first (the model config and precision,
+  /// the counts, finite weights and moments, a usable data-stream state, a loss scale within the
+  /// scaler's options), and the trainer changes only if all of it passes. Throws book::Error
+  /// saying what was wrong otherwise, with the trainer untouched.
   void load(const std::string& path);
 
   std::int64_t steps_done() const { return step_; }  ///< optimizer steps so far

@@ -11,7 +11,8 @@
 namespace book::dp {
 
 /// LeetCode 416, Partition Equal Subset Sum: whether `nums` splits into two parts of equal sum.
-/// Requires 1 <= nums[i] <= 100 and at most 200 numbers.
+/// Requires positive numbers with a total of at most 2^22 (LeetCode: 1 <= nums[i] <= 100, at
+/// most 200 numbers; the benchmark goes beyond).
 /// \exercise{dp.416}
 bool can_partition(const std::vector<int>& nums);
 

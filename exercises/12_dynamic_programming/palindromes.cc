@@ -1,4 +1,5 @@
 #include "chapters/12_dynamic_programming/palindromes.h"
+#include "chapters/12_dynamic_programming/contracts.h"
 #include "common/check.h"
 
 namespace book::dp {
@@ -11,6 +12,7 @@ std::string longest_palindrome(const std::string& s) {
 }
 
 int count_substrings(const std::string& s) {
+  contract::count_substrings(s);
   (void)s;
   BOOK_NOT_IMPLEMENTED(
       "dp.647", "exercises/12_dynamic_programming/palindromes.cc",
@@ -32,6 +34,7 @@ int min_insertions(const std::string& s) {
 }
 
 int max_coins(const std::vector<int>& nums) {
+  contract::max_coins(nums);
   (void)nums;
   BOOK_NOT_IMPLEMENTED(
       "dp.312", "exercises/12_dynamic_programming/palindromes.cc",
@@ -39,6 +42,7 @@ int max_coins(const std::vector<int>& nums) {
 }
 
 int min_score_triangulation(const std::vector<int>& values) {
+  contract::min_score_triangulation(values);
   (void)values;
   BOOK_NOT_IMPLEMENTED(
       "dp.1039", "exercises/12_dynamic_programming/palindromes.cc",

@@ -1,9 +1,11 @@
 #include "chapters/12_dynamic_programming/robbers.h"
+#include "chapters/12_dynamic_programming/contracts.h"
 #include "common/check.h"
 
 namespace book::dp {
 
 int rob(const std::vector<int>& nums) {
+  contract::rob(nums);
   (void)nums;
   BOOK_NOT_IMPLEMENTED("dp.198", "exercises/12_dynamic_programming/robbers.cc",
                        "chapters/12_dynamic_programming/README.md, section Robbers");
@@ -16,6 +18,7 @@ int rob_circular(const std::vector<int>& nums) {
 }
 
 int rob_tree(const TreeNode* root) {
+  contract::rob_tree(root);
   (void)root;
   BOOK_NOT_IMPLEMENTED("dp.337", "exercises/12_dynamic_programming/robbers.cc",
                        "chapters/12_dynamic_programming/README.md, section Robbers");

@@ -1,4 +1,5 @@
 #include "chapters/12_dynamic_programming/subsequences.h"
+#include "chapters/12_dynamic_programming/contracts.h"
 #include "common/check.h"
 
 namespace book::dp {
@@ -10,6 +11,7 @@ int length_of_lis(const std::vector<int>& nums) {
 }
 
 int max_envelopes(const std::vector<std::vector<int>>& envelopes) {
+  contract::max_envelopes(envelopes);
   (void)envelopes;
   BOOK_NOT_IMPLEMENTED("dp.354", "exercises/12_dynamic_programming/subsequences.cc",
                        "chapters/12_dynamic_programming/README.md, section Subsequences");
@@ -40,6 +42,7 @@ int max_uncrossed_lines(const std::vector<int>& nums1, const std::vector<int>& n
 }
 
 int max_sub_array(const std::vector<int>& nums) {
+  contract::max_sub_array(nums);
   (void)nums;
   BOOK_NOT_IMPLEMENTED("dp.53", "exercises/12_dynamic_programming/subsequences.cc",
                        "chapters/12_dynamic_programming/README.md, section Subsequences");

@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "chapters/12_dynamic_programming/bitmask.h"
+#include "chapters/12_dynamic_programming/contracts.h"
 
 namespace book::dp {
 
@@ -12,6 +13,7 @@ namespace book::dp {
 // win or a loss for the player to move. A move wins if it reaches the total or leaves the other
 // player in a losing state.
 bool can_i_win(int max_choosable_integer, int desired_total) {
+  contract::can_i_win(max_choosable_integer, desired_total);
   const int m = max_choosable_integer;
   if (desired_total <= 0) return true;
   if (m * (m + 1) / 2 < desired_total) return false;  // nobody ever reaches it
@@ -35,6 +37,7 @@ bool can_i_win(int max_choosable_integer, int desired_total) {
 // count[mask] = ways to fill positions 1..popcount(mask) with exactly the numbers in mask; the
 // next position takes any unused number that divides it or that it divides.
 int count_arrangement(int n) {
+  contract::count_arrangement(n);
   std::vector<int> count(1u << n, 0);
   count[0] = 1;
   for (unsigned mask = 0; mask < (1u << n); ++mask) {
@@ -51,6 +54,7 @@ int count_arrangement(int n) {
 // Fill the groups one after another: fill[mask] = how full the current group is after using the
 // numbers in mask (-1: unreachable). A number fits if it does not overflow the current group.
 bool can_partition_k_subsets(const std::vector<int>& nums, int k) {
+  contract::can_partition_k_subsets(nums, k);
   const int total = std::accumulate(nums.begin(), nums.end(), 0);
   if (total % k != 0) return false;
   const int target = total / k;
@@ -69,6 +73,7 @@ bool can_partition_k_subsets(const std::vector<int>& nums, int k) {
 // Breadth-first search over (node, visited set): n · 2^n states, each edge costing 1, starting
 // from every node at once. The first state with every node visited gives the answer.
 int shortest_path_length(const std::vector<std::vector<int>>& graph) {
+  contract::shortest_path_length(graph);
   const int n = static_cast<int>(graph.size());
   const unsigned all = (1u << n) - 1;
   std::vector<std::vector<int>> distance(n, std::vector<int>(1u << n, -1));
@@ -95,6 +100,7 @@ int shortest_path_length(const std::vector<std::vector<int>>& graph) {
 // The travelling-salesman DP on overlaps: best[mask][last] = the shortest string containing the
 // words in mask and ending with word `last`; adding word w after it costs |w| - overlap(last, w).
 std::string shortest_superstring(const std::vector<std::string>& words) {
+  contract::shortest_superstring(words);
   const int n = static_cast<int>(words.size());
   std::vector<std::vector<int>> overlap(n, std::vector<int>(n, 0));
   for (int a = 0; a < n; ++a)

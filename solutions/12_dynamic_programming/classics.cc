@@ -2,6 +2,7 @@
 #include <numeric>
 
 #include "chapters/12_dynamic_programming/classics.h"
+#include "chapters/12_dynamic_programming/contracts.h"
 
 namespace book::dp {
 
@@ -9,6 +10,7 @@ namespace book::dp {
 // use "x*" zero times (match[i][j-2]) or once more (x matches s[i-1] and match[i-1][j]).
 // Otherwise the last characters must match and match[i-1][j-1].
 bool is_match_regex(const std::string& s, const std::string& p) {
+  contract::is_match_regex(p);
   const std::size_t n = s.size(), m = p.size();
   std::vector<std::vector<char>> match(n + 1, std::vector<char>(m + 1, 0));
   match[0][0] = 1;
@@ -46,6 +48,7 @@ bool is_match_wildcard(const std::string& s, const std::string& p) {
 // and itself: f(t, k) = f(t-1, k-1) + f(t-1, k) + 1, whose solution is sum_{i=1..k} C(t, i).
 // f grows with t, so binary-search the least t with f(t, k) >= n: O(k) per probe, O(k log n).
 int super_egg_drop(int k, int n) {
+  contract::super_egg_drop(k, n);
   auto floors_settled = [k, n](int t) {  // sum_{i=1..k} C(t, i), stopping once it reaches n
     long long total = 0, term = 1;       // term = C(t, i)
     for (int i = 1; i <= k && total < n; ++i) {
@@ -71,6 +74,7 @@ int super_egg_drop(int k, int n) {
 // i-1), profit + best[p]) where p = how many jobs end by its start (binary search on the ends).
 int job_scheduling(const std::vector<int>& start_time, const std::vector<int>& end_time,
                    const std::vector<int>& profit) {
+  contract::job_scheduling(start_time, end_time, profit);
   const std::size_t n = start_time.size();
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});
@@ -92,6 +96,7 @@ int job_scheduling(const std::vector<int>& start_time, const std::vector<int>& e
 // monotone in limit and a greedy scan answers it in O(n). O(n log(sum)) against the DP's
 // O(k · n^2) (dp[j][i] = best largest sum cutting the first i into j parts).
 int split_array(const std::vector<int>& nums, int k) {
+  contract::split_array(nums, k);
   auto parts_needed = [&](long long limit) {
     int parts = 1;
     long long current = 0;

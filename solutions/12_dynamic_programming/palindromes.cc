@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "chapters/12_dynamic_programming/contracts.h"
 #include "chapters/12_dynamic_programming/palindromes.h"
 
 namespace book::dp {
@@ -24,6 +25,7 @@ std::string longest_palindrome(const std::string& s) {
 
 // Expand around each of the 2n - 1 centres: the same O(n^2) as the table, in O(1) space.
 int count_substrings(const std::string& s) {
+  contract::count_substrings(s);
   const int n = static_cast<int>(s.size());
   int count = 0;
   for (int centre = 0; centre < 2 * n - 1; ++centre)
@@ -61,6 +63,7 @@ int min_insertions(const std::string& s) {
 // everything strictly between l and r. Choose the LAST balloon k burst there: its neighbours are
 // then l and r, and the two sides are independent. Fill by increasing width.
 int max_coins(const std::vector<int>& nums) {
+  contract::max_coins(nums);
   std::vector<int> v;
   v.reserve(nums.size() + 2);
   v.push_back(1);
@@ -81,6 +84,7 @@ int max_coins(const std::vector<int>& nums) {
 // best[i][j] = least score triangulating the polygon i..j; the edge (i, j) lies in exactly one
 // triangle (i, k, j), which splits the rest into i..k and k..j.
 int min_score_triangulation(const std::vector<int>& values) {
+  contract::min_score_triangulation(values);
   const int n = static_cast<int>(values.size());
   std::vector<std::vector<int>> best(n, std::vector<int>(n, 0));
   for (int width = 2; width < n; ++width)

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "chapters/12_dynamic_programming/contracts.h"
 #include "chapters/12_dynamic_programming/robbers.h"
 
 namespace book::dp {
@@ -28,7 +29,10 @@ std::pair<int, int> rob_subtree(const TreeNode* node) {
 }
 }  // namespace
 
-int rob(const std::vector<int>& nums) { return rob_range(nums, 0, nums.size()); }
+int rob(const std::vector<int>& nums) {
+  contract::rob(nums);
+  return rob_range(nums, 0, nums.size());
+}
 
 // The first and the last house are never both robbed: the best of the line without the last and
 // the line without the first.
@@ -41,6 +45,7 @@ int rob_circular(const std::vector<int>& nums) {
 // Tree DP: post-order, each node returning two states instead of one number. (Recursion depth is
 // the tree's height; LeetCode's 10^4 nodes fit in a default stack.)
 int rob_tree(const TreeNode* root) {
+  contract::rob_tree(root);
   const auto [taken, skipped] = rob_subtree(root);
   return std::max(taken, skipped);
 }

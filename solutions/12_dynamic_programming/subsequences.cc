@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "chapters/12_dynamic_programming/contracts.h"
 #include "chapters/12_dynamic_programming/subsequences.h"
 
 namespace book::dp {
@@ -25,6 +26,7 @@ int length_of_lis(const std::vector<int>& nums) {
 // Sort by width ascending and, for equal widths, height DESCENDING, so two envelopes of the same
 // width can never both be in an increasing run of heights; then it is 300 on the heights.
 int max_envelopes(const std::vector<std::vector<int>>& envelopes) {
+  contract::max_envelopes(envelopes);
   std::vector<std::vector<int>> sorted = envelopes;
   std::sort(sorted.begin(), sorted.end(),
             [](const auto& a, const auto& b) { return a[0] != b[0] ? a[0] < b[0] : a[1] > b[1]; });
@@ -88,6 +90,7 @@ int max_uncrossed_lines(const std::vector<int>& nums1, const std::vector<int>& n
 
 // Kadane: dp[i] = best sum ending at i = max(nums[i], dp[i-1] + nums[i]).
 int max_sub_array(const std::vector<int>& nums) {
+  contract::max_sub_array(nums);
   int best = INT_MIN, ending_here = 0;
   for (std::size_t i = 0; i < nums.size(); ++i) {
     ending_here = i == 0 ? nums[0] : std::max(nums[i], ending_here + nums[i]);

@@ -145,7 +145,7 @@ TEST(Optimizer, ScheduleWarmsUpThenDecays) {
   expect_error([] { learning_rate(1, 200, 100, 1e-3f, 1e-4f); },
                "need 0 <= warmup_steps <= total_steps, got 200 and 100");
   expect_error([] { learning_rate(1, 10, 100, 1e-4f, 1e-3f); },
-               "need 0 <= min_lr <= max_lr, got 0.001 and 0.0001");
+               "need 0 <= min_lr <= max_lr <= 1, got 0.001 and 0.0001");
 }
 
 TEST(Optimizer, ClipsByGlobalNorm) {

@@ -131,7 +131,7 @@ TEST(TrainOptions, RefusesBadOptions) {
   expect_error([&] { Trainer{o}; }, "micro_batch and accumulation must be >= 1, got 4 and 0");
   o = small_options();
   o.clip_norm = -1;
-  expect_error([&] { Trainer{o}; }, "clip_norm must be positive, got -1");
+  expect_error([&] { Trainer{o}; }, "clip_norm must be positive and finite, got -1");
   o = small_options();
   o.warmup_steps = o.total_steps + 1;
   expect_error([&] { Trainer{o}; }, "need 0 <= warmup_steps <= total_steps");
