@@ -157,7 +157,7 @@ std::vector<Exercise> read_exercise_catalog(const std::string& path) {
 std::vector<Exercise> read_all_exercise_catalogs(const std::string& root) {
   namespace fs = std::filesystem;
   std::vector<std::string> paths;
-  const fs::path chapters = fs::path(root) / "tests";
+  const fs::path chapters = root == "." ? fs::path("tests") : fs::path(root) / "tests";
   if (fs::is_directory(chapters))
     for (const auto& entry : fs::directory_iterator(chapters))
       if (fs::exists(entry.path() / "exercises.txt"))
