@@ -174,7 +174,9 @@ std::string exercise_page(const std::vector<Exercise>& all) {
 
 std::string interview_page(const std::string& intro, const std::vector<Record>& questions) {
   // Anchors of answers: {#chNN_iv_ID} in the chapters, {#page_iv_ID} on docs/ pages.
-  static const std::regex anchor(R"(\{#((ch(\d\d)|page)_iv_([a-z0-9_]+))\})");
+  // Only on heading lines: the same text in a paragraph or a code span is an example, not an
+  // answer.
+  static const std::regex anchor(R"(^#{1,4} .*\{#((ch(\d\d)|page)_iv_([a-z0-9_]+))\}\s*$)");
   std::map<std::string, std::vector<std::pair<std::string, std::string>>>
       answers;  // id -> (where, label)
   std::vector<fs::path> pages = files_under("docs", ".md");
@@ -183,9 +185,12 @@ std::string interview_page(const std::string& intro, const std::vector<Record>& 
   for (const auto& page : pages) {
     if (page.filename() == "README.md")
       written.insert(page.parent_path().filename().string().substr(0, 2));
-    const std::string text = read_file(page);
-    for (std::sregex_iterator m(text.begin(), text.end(), anchor), end; m != end; ++m)
-      answers[(*m)[4].str()].emplace_back((*m)[3].matched ? (*m)[3].str() : "page", (*m)[1].str());
+    std::istringstream lines(read_file(page));
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch m;
+      if (std::regex_match(line, m, anchor))
+        answers[m[4].str()].emplace_back(m[3].matched ? m[3].str() : "page", m[1].str());
+    }
   }
   std::ostringstream out;
   out << intro << "\n";
@@ -214,7 +219,7 @@ std::string interview_page(const std::string& intro, const std::vector<Record>& 
         }
       if (!here && ch != "page")
         cells += (cells.empty() ? "" : ", ") + std::string("ch. ") + std::to_string(std::stoi(ch)) +
-                 (written.count(ch) ? " (not answered yet)" : " (chapter not yet written)");
+                 (written.count(ch) ? " (not answered yet)" : " (chapter not written yet)");
     }
     for (const auto& [where, label] : found)
       if (!linked.count(label)) {
@@ -279,13 +284,15 @@ std::vector<std::string> visible_code_lines(std::string html) {
 constexpr std::size_t kTellingLinesShown = 3;
 
 int check_answers(const std::vector<Exercise>& all, const fs::path& html_dir) {
-  BOOK_CHECK(fs::is_directory(html_dir), html_dir.string() << " is not a folder: build the docs first");
+  BOOK_CHECK(fs::is_directory(html_dir), html_dir.string()
+                                             << " is not a folder: build the docs first");
   std::map<std::string, std::vector<std::string>> telling;  // exercise -> its telling lines
   std::size_t total = 0;
   for (const Exercise& e : all) {
     std::vector<std::string> statement;
     for (const auto& f : e.files) statement.push_back(read_file(f));
-    for (const auto& h : files_under("chapters/" + e.chapter, ".h")) statement.push_back(read_file(h));
+    for (const auto& h : files_under("chapters/" + e.chapter, ".h"))
+      statement.push_back(read_file(h));
     telling[e.id] = telling_lines(reference_text(e, "."), statement);
     total += telling[e.id].size();
   }
@@ -298,7 +305,8 @@ int check_answers(const std::vector<Exercise>& all, const fs::path& html_dir) {
       std::vector<std::string> found;
       for (const auto& line : telling[e.id])
         if (on_page.count(line)) found.push_back(line);
-      if (found.empty() || found.size() < std::min(kTellingLinesShown, telling[e.id].size())) continue;
+      if (found.empty() || found.size() < std::min(kTellingLinesShown, telling[e.id].size()))
+        continue;
       ++shown;
       std::cout << page.string() << ": the reference of " << e.id << " is shown unhidden ("
                 << found.size() << " of its " << telling[e.id].size() << " telling lines), e.g. \""
@@ -308,7 +316,8 @@ int check_answers(const std::vector<Exercise>& all, const fs::path& html_dir) {
   std::cout << "check-answers: " << total << " telling lines of " << all.size()
             << " exercises' references looked for in " << pages << " pages: " << shown
             << " answers shown unhidden"
-            << (shown ? " (wrap each \\snippet of a reference in \\answer{ID} ... \\endanswer)" : "")
+            << (shown ? " (wrap each \\snippet of a reference in \\answer{ID} ... \\endanswer)"
+                      : "")
             << "\n";
   return shown == 0 && pages > 0 && total > 0 ? 0 : 1;
 }

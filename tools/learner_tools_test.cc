@@ -144,7 +144,8 @@ TEST(ReferenceText, TellingLinesLeaveOutTheStatementAndBoilerplate) {
   const auto lines = telling_lines(kSource, {"int other(int n) { return count_ways(n) + 1; }"});
   EXPECT_EQ(lines, (std::vector<std::string>{"int count_ways(int n) {", "if (n < 2) { return 1; }",
                                              "return count_ways(n - 1) + count_ways(n - 2);"}))
-      << "short lines (the comment, the snippet), boilerplate and the statement's line are left out";
+      << "short lines (the comment, the snippet), boilerplate and the statement's line are left "
+         "out";
   EXPECT_EQ(collapse_space("  a \t b  "), "a b");
 }
 

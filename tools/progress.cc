@@ -292,6 +292,8 @@ int body(int argc, char** argv) {
             << " against your code. The first run builds what they need (minutes on a laptop); "
                "later runs take seconds.\n";
   const auto statuses = run_and_judge(chosen, looks_like_exercise_id(scope));
+  std::cerr << "progress: (Bazel reports a test FAILED while an exercise it grades is not started: "
+               "a stub is never a pass. The report below tells the two apart.)\n";
   std::cout << format_report(statuses, chapter_titles(chosen), hints.all()) << std::flush;
   for (const auto& s : statuses)
     if (s.status != Status::kDone) return 1;

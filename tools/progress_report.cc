@@ -193,7 +193,7 @@ std::string format_report(const std::vector<ExerciseStatus>& statuses,
     if (!by_chapter.count(c)) chapters.push_back(c);
     by_chapter[c].push_back(&s);
     id_width = std::max(id_width, s.exercise->id.size());
-    problem_width = std::min<std::size_t>(48, std::max(problem_width, s.exercise->problem.size()));
+    problem_width = std::min<std::size_t>(60, std::max(problem_width, s.exercise->problem.size()));
   }
   for (const auto& chapter : chapters) {
     auto list = by_chapter[chapter];

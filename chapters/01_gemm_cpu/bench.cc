@@ -16,8 +16,10 @@
 #include "chapters/01_gemm_cpu/blis_peer.h"
 #include "chapters/01_gemm_cpu/dispatch.h"
 #include "chapters/01_gemm_cpu/openblas_peer.h"
+#include "common/benchmark_flags.h"
 #include "common/buffer.h"
 #include "common/check.h"
+#include "common/main.h"
 #include "common/rng.h"
 #include "common/table.h"
 #include "common/timer.h"
@@ -151,8 +153,8 @@ void register_all() {
 }  // namespace
 }  // namespace book::gemm
 
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
+int bench_main(int argc, char** argv) {
+  book::init_benchmark(&argc, argv);
   std::cout << "OpenBLAS core: " << book::gemm::openblas_core_name() << "; cblas_sgemm from "
             << book::gemm::openblas_cblas_library() << "\n";
   book::gemm::register_all();
@@ -161,3 +163,5 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
   return 0;
 }
+
+int main(int argc, char** argv) { return book::run_main(argc, argv, bench_main); }

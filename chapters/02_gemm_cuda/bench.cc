@@ -15,6 +15,7 @@
 
 #include "chapters/02_gemm_cuda/runners.h"
 #include "common/cuda.h"
+#include "common/machine_load.h"
 #include "common/main.h"
 #include "common/table.h"
 
@@ -108,6 +109,7 @@ int body(int argc, char** argv) {
   argv = args.data();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return kExitBadInput;
+  print_machine_load();
   register_all();
   benchmark::RunSpecifiedBenchmarks();
   print_ratios();

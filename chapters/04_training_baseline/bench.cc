@@ -14,6 +14,8 @@
 #include "chapters/01_gemm_cpu/sgemm.h"
 #include "chapters/04_training_baseline/torch_peer.h"
 #include "chapters/04_training_baseline/trainer.h"
+#include "common/benchmark_flags.h"
+#include "common/main.h"
 #include "common/table.h"
 
 namespace {
@@ -86,8 +88,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
+int bench_main(int argc, char** argv) {
+  book::init_benchmark(&argc, argv);
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   book::Table table(
@@ -107,3 +109,5 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
   return 0;
 }
+
+int main(int argc, char** argv) { return book::run_main(argc, argv, bench_main); }

@@ -19,6 +19,7 @@
 #include "chapters/04_training_baseline/trainer.h"
 #include "common/dtype.h"
 #include "common/flags.h"
+#include "common/machine_load.h"
 #include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
@@ -259,6 +260,18 @@ MemoryReport print_memory_and_precision(const Run& run, const Trainer& trainer) 
   return mixed;
 }
 
+// What the tour ran, next to the chapter's default run: the tour trains a smaller task, so its
+// model has another parameter count (the position embedding follows the context length).
+void print_tour_config(const Args& args) {
+  const Args chapter_default;
+  std::cout << "tour-config: 04 | train --tour: " << args.digits << "-digit addition, "
+            << args.steps << " steps, " << book::dtype_name(args.precision) << ", "
+            << stage_options(args).config.parameter_count()
+            << " parameters (the chapter's default run, `train` without --tour: "
+            << chapter_default.digits << "-digit addition, " << chapter_default.steps << " steps, "
+            << stage_options(chapter_default).config.parameter_count() << " parameters)\n";
+}
+
 void print_tour(const Run& run, const Training& t, const Evaluation& e, const MemoryReport& mixed) {
   std::cout << "tour: 04 | val loss of the tiny GPT, " << run.args.steps << " steps ("
             << book::fixed(t.seconds, 0) << " s) | " << book::fixed(t.initial_val, 2) << " -> "
@@ -276,6 +289,8 @@ void print_tour(const Run& run, const Training& t, const Evaluation& e, const Me
 
 int body(int argc, char** argv) {
   const Args args = parse(argc, argv);
+  book::print_machine_load();
+  if (args.tour) print_tour_config(args);
   book::gemm::set_sgemm_threads(args.threads);
   Trainer trainer(stage_options(args));
   const Run run = describe(args, trainer);

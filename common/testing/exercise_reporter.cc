@@ -147,6 +147,7 @@ void ExerciseReporter::OnTestStart(const ::testing::TestInfo& info) {
   {
     std::lock_guard lock(mutex_);
     failures_in_test_ = 0;
+    current_ = &info;
   }
   printer_->OnTestStart(info);
 }
@@ -164,8 +165,8 @@ void ExerciseReporter::OnTestPartResult(const ::testing::TestPartResult& result)
   if (!result.failed()) return printer_->OnTestPartResult(result);
   ++failures_in_test_;
   if (failures_in_test_ == 1) {
-    const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    const std::string id = info != nullptr ? exercise_property(*info->result()) : "";
+    // Not UnitTest::current_test_info(): gtest calls this listener holding the lock that takes.
+    const std::string id = current_ != nullptr ? exercise_property(*current_->result()) : "";
     if (!id.empty()) {
       std::cout << ">>> exercise " << id;
       if (const Exercise* e = find(id))

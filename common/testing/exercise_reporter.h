@@ -90,6 +90,7 @@ class ExerciseReporter : public ::testing::TestEventListener {
   std::string main_thread_name_;
   mutable std::mutex mutex_;
   int failures_in_test_ = 0;
+  const ::testing::TestInfo* current_ = nullptr;    // the test running now
   std::vector<std::string> order_;                  // exercises, first seen first
   std::map<std::string, ExerciseOutcome> outcome_;  // per exercise
 };
