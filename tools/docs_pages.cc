@@ -207,25 +207,36 @@ std::string interview_page(const std::string& intro, const std::vector<Record>& 
     std::set<std::string> linked;
     auto& found = answers[q.name];
     std::istringstream assigned(q.get("chapters"));
+    std::vector<std::string> unwritten, unanswered;
     bool any = false;
     for (std::string ch; assigned >> ch;) {
       bool here = false;
       for (const auto& [where, label] : found)
         if (where == ch) {
           cells += (cells.empty() ? "" : ", ") + std::string("\\ref ") + label + " \"" +
-                   (ch == "page" ? "below" : "ch. " + std::to_string(std::stoi(ch))) + "\"";
+                   (ch == "page" ? "interview answers" : "ch. " + std::to_string(std::stoi(ch))) +
+                   "\"";
           linked.insert(label);
           here = any = true;
         }
       if (!here && ch != "page")
-        cells += (cells.empty() ? "" : ", ") + std::string("ch. ") + std::to_string(std::stoi(ch)) +
-                 (written.count(ch) ? " (not answered yet)" : " (chapter not written yet)");
+        (written.count(ch) ? unanswered : unwritten).push_back(std::to_string(std::stoi(ch)));
     }
+    const auto list = [](const std::vector<std::string>& chapters) {
+      std::string out = chapters.size() == 1 ? "ch. " : "chs. ";
+      for (std::size_t i = 0; i < chapters.size(); ++i) out += (i ? ", " : "") + chapters[i];
+      return out;
+    };
+    if (!unanswered.empty())
+      cells += (cells.empty() ? "" : "; ") + list(unanswered) + ": not answered yet";
+    if (!unwritten.empty())
+      cells += (cells.empty() ? "" : "; ") + list(unwritten) + ": not written yet";
     for (const auto& [where, label] : found)
       if (!linked.count(label)) {
-        cells += (cells.empty() ? "" : ", ") + std::string("\\ref ") + label + " \"" +
-                 (where == "page" ? "below" : "ch. " + std::to_string(std::stoi(where))) +
-                 "\" (in part)";
+        cells +=
+            (cells.empty() ? "" : "; ") + std::string("\\ref ") + label + " \"" +
+            (where == "page" ? "interview answers" : "ch. " + std::to_string(std::stoi(where))) +
+            "\" (in part)";
         any = true;
       }
     any ? ++answered : ++waiting;

@@ -262,14 +262,21 @@ MemoryReport print_memory_and_precision(const Run& run, const Trainer& trainer) 
 
 // What the tour ran, next to the chapter's default run: the tour trains a smaller task, so its
 // model has another parameter count (the position embedding follows the context length).
+std::int64_t parameters_of(const Args& args) {
+  Config model = stage_options(args).model;  // the shape the Trainer gives it for this task
+  model.vocab_size = AdditionTask::vocab_size();
+  model.context = AdditionTask(args.digits).model_context();
+  return model.parameter_count();
+}
+
 void print_tour_config(const Args& args) {
   const Args chapter_default;
   std::cout << "tour-config: 04 | train --tour: " << args.digits << "-digit addition, "
             << args.steps << " steps, " << book::dtype_name(args.precision) << ", "
-            << stage_options(args).config.parameter_count()
+            << parameters_of(args)
             << " parameters (the chapter's default run, `train` without --tour: "
             << chapter_default.digits << "-digit addition, " << chapter_default.steps << " steps, "
-            << stage_options(chapter_default).config.parameter_count() << " parameters)\n";
+            << parameters_of(chapter_default) << " parameters)\n";
 }
 
 void print_tour(const Run& run, const Training& t, const Evaluation& e, const MemoryReport& mixed) {
