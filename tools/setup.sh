@@ -15,8 +15,9 @@ PACKAGES=(
   bazel-bootstrap bazel-skylib bazel-platforms g++ default-jdk-headless
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
-  # peers: BLAS for GEMM (ch. 1), MPI for collectives (ch. 3), libtorch for training (ch. 4)
-  libopenblas-dev libblis-dev libopenmpi-dev openmpi-bin libtorch-dev
+  # peers: BLAS for GEMM (ch. 1), MPI for collectives (ch. 3), libtorch for training (ch. 4),
+  # PyTorch DDP for data parallelism (ch. 5; run by Debian's /usr/bin/python3)
+  libopenblas-dev libblis-dev libopenmpi-dev openmpi-bin libtorch-dev python3-torch
   # plots and the documentation site
   gnuplot-nox doxygen graphviz doxygen-awesome-css libjs-mathjax
   # small tools the scripts use

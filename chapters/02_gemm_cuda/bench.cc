@@ -7,6 +7,7 @@
 //   bazel run -c opt //chapters/02_gemm_cuda:bench -- --benchmark_filter='warptile|cublas'
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -14,8 +15,9 @@
 #include <vector>
 
 #include "chapters/02_gemm_cuda/runners.h"
+#include "common/benchmark_flags.h"
 #include "common/cuda.h"
-#include "common/machine_load.h"
+#include "common/flags.h"
 #include "common/main.h"
 #include "common/table.h"
 
@@ -76,8 +78,25 @@ const char* kNames[] = {"cublas_sgemm", "cublas_bf16",  "naive",        "coalesc
                         "shared_tile",  "blocktile_1d", "register_2d",  "vectorised",
                         "warptile",     "wmma_bf16",    "mma_cp_async", "wgmma_tma"};
 
-void register_all() {
+// --skip=NAME,... (what tools/gpu/run.sh passes when a rung's test failed): those rungs are not
+// registered. Unknown names are a usage error.
+std::vector<std::string> parse_skip(const std::string& list) {
+  std::vector<std::string> skip;
+  for (std::size_t at = 0; at <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    const std::string name = list.substr(at, comma - at);
+    bool known = false;
+    for (const char* valid : kNames) known = known || name == valid;
+    if (!known) throw UsageError("--skip: there is no rung named '" + name + "'");
+    skip.push_back(name);
+    at = comma + 1;
+  }
+  return skip;
+}
+
+void register_all(const std::vector<std::string>& skip) {
   for (const char* name : kNames) {
+    if (std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
     auto* b = benchmark::RegisterBenchmark(
         name, [name](benchmark::State& state) { run_rung(state, name); });
     b->UseManualTime()->Unit(benchmark::kMillisecond)->Arg(1024)->Arg(4096);
@@ -98,19 +117,24 @@ void print_ratios() {
   std::cout << "\n" << table.markdown();
 }
 
-// --tour (what tools/gpu/run.sh passes every stage in its quick mode): only the 4096 runs. The
-// other flags are Google Benchmark's own (--help lists them).
+// --tour (what tools/gpu/run.sh passes every stage in its quick mode): only the 4096 runs.
+// --skip=NAME,...: leave those rungs out. The other flags are Google Benchmark's own (--help
+// lists them).
 int body(int argc, char** argv) {
   std::vector<char*> args;
+  std::vector<std::string> skip;
   std::string tour_filter = "--benchmark_filter=/4096/";
-  for (int i = 0; i < argc; ++i)
-    args.push_back(std::string(argv[i]) == "--tour" ? tour_filter.data() : argv[i]);
+  for (int i = 0; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--skip=", 0) == 0)
+      skip = parse_skip(arg.substr(7));
+    else
+      args.push_back(arg == "--tour" ? tour_filter.data() : argv[i]);
+  }
   argc = static_cast<int>(args.size());
   argv = args.data();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return kExitBadInput;
-  print_machine_load();
-  register_all();
+  init_benchmark(&argc, argv);  // refuses unknown flags; prints the machine's load
+  register_all(skip);
   benchmark::RunSpecifiedBenchmarks();
   print_ratios();
   return 0;

@@ -132,22 +132,36 @@ void resource_table(const std::string& argv0) {
 
 // ---- with a GPU: correctness, then timing
 
-bool correctness(const std::vector<Rung>& rungs) {
+// Why `rung` is not run here: --skip, or a GPU it cannot run on; empty if it runs.
+std::string skip_reason(const Rung& rung, const LadderOptions& options) {
+  if (std::find(options.skip.begin(), options.skip.end(), rung.name) != options.skip.end())
+    return "left out (--skip)";
+  return unavailable_reason(rung);
+}
+
+// One line on stderr before each rung runs: when a rung hangs and the stage is killed, the log
+// says which one (the tables only print at the end).
+void progress(const std::string& what, const Rung& rung) {
+  std::cerr << "[ladder] " << what << ": rung " << rung.rung << " " << rung.name << std::endl;
+}
+
+bool correctness(const std::vector<Rung>& rungs, const LadderOptions& options) {
   const GemmShape s{517, 389, 263};
   std::cout << "\n## Correctness at " << s.m << "x" << s.n << "x" << s.k
             << " (random inputs, C poisoned with NaN, double reference)\n\n";
   Table table({"rung", "name", "wrong elements", "first wrong"});
   bool all_ok = true;
   for (const Rung& rung : rungs) {
-    if (const std::string why = unavailable_reason(rung); !why.empty()) {
+    if (const std::string why = skip_reason(rung, options); !why.empty()) {
       table.add_row({std::to_string(rung.rung), rung.name, "skipped", why});
       continue;
     }
+    progress("correctness", rung);
     try {
       const Comparison c = check_rung(rung, s, 99);
       all_ok = all_ok && c.bad == 0;
-      table.add_row(
-          {std::to_string(rung.rung), rung.name, std::to_string(c.bad), c.bad ? c.first : "-"});
+      table.add_row({std::to_string(rung.rung), rung.name, std::to_string(c.bad),
+                     c.bad ? c.first + " " + c.pattern : "-"});
     } catch (const NotImplemented& e) {
       table.add_row({std::to_string(rung.rung), rung.name, "not started", e.exercise_id()});
     }
@@ -218,10 +232,11 @@ BestRatios timing(const std::vector<Rung>& rungs, Cublas& cublas, const LadderOp
     std::map<DType, double> peer;
     auto row = [&](const Rung& rung, const std::string& name) {
       if (rung.rung >= 1 && rung.rung <= 2 && size > 4096) return;  // minutes per run; skip
-      if (const std::string why = unavailable_reason(rung); !why.empty()) {
+      if (const std::string why = skip_reason(rung, options); !why.empty()) {
         table.add_row({std::to_string(size), std::to_string(rung.rung), name, "skipped", "", why});
         return;
       }
+      progress("timing at " + std::to_string(size), rung);
       const int repeats = options.tour ? 5 : (size <= 2048 ? 20 : 10);
       Timing t;
       try {
@@ -286,7 +301,10 @@ int body(int argc, char** argv) {
   }
   Cublas cublas;
   const std::vector<Rung> rungs = ladder_rungs(cublas);
-  const bool ok = correctness(rungs);
+  std::vector<std::string> names;
+  for (const Rung& rung : rungs) names.push_back(rung.name);
+  check_skipped_rungs(options.skip, names);
+  const bool ok = correctness(rungs, options);
   if (!ok) std::cout << "\nSome rung is wrong: its timing below means nothing until it is fixed.\n";
   const BestRatios best = timing(rungs, cublas, options);
   if (best.fp32 > 0)

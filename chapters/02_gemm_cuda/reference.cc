@@ -49,15 +49,17 @@ double fp32_dot_bound(int k) {
 }
 
 Comparison compare_gemm(std::span<const float> got, const Reference& ref, GemmShape s,
-                        double factor) {
+                        double factor, TileSize tile) {
   BOOK_CHECK(got.size() == ref.c.size(), "compare_gemm: got " << got.size() << " elements, the "
                                                               << "reference has " << ref.c.size());
   Comparison out;
   const double gamma = fp32_dot_bound(s.k);
+  std::vector<std::uint8_t> wrong(got.size(), 0);
   for (std::size_t e = 0; e < got.size(); ++e) {
     const double bound = factor * gamma * ref.magnitude[e] + 1e-30;
     const double error = std::abs(double(got[e]) - ref.c[e]);
     if (std::isfinite(got[e]) && error <= bound) continue;
+    wrong[e] = 1;
     if (out.bad++ == 0) {
       std::ostringstream message;
       message << "C(" << e / s.n << "," << e % s.n << ") of " << s.m << "x" << s.n << "x" << s.k
@@ -66,6 +68,7 @@ Comparison compare_gemm(std::span<const float> got, const Reference& ref, GemmSh
       out.first = message.str();
     }
   }
+  if (out.bad > 0) out.pattern = describe_errors(wrong, got, s, tile).tags();
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "chapters/02_gemm_cuda/error_pattern.h"
 #include "chapters/02_gemm_cuda/schedule.h"
 #include "common/dtype.h"
 
@@ -47,11 +48,14 @@ double fp32_dot_bound(int k);
 struct Comparison {
   std::int64_t bad = 0;  ///< Elements outside the bound, NaN or infinite.
   std::string first;     ///< The first bad element: index, expected, got, bound; empty if none.
+  /// Where the bad elements are (describe_errors() against the rung's tile), e.g.
+  /// "[unwritten] [edge tiles only]"; empty if none is bad or no tag holds.
+  std::string pattern;
 };
 
 /// Checks every element: |got − ref| ≤ factor · γ_k · |A|·|B| + 1e-30; NaN (the poison) and
-/// infinities never pass.
+/// infinities never pass. `tile` is the rung's block tile, for the pattern's tile-relative tags.
 Comparison compare_gemm(std::span<const float> got, const Reference& ref, GemmShape shape,
-                        double factor);
+                        double factor, TileSize tile = {});
 
 }  // namespace book::gemm_cuda

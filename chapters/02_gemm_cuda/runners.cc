@@ -1,26 +1,46 @@
 #include "chapters/02_gemm_cuda/runners.h"
 
+#include "chapters/02_gemm_cuda/tiles.h"
+#include "chapters/02_gemm_cuda/wgmma.h"
+
 namespace book::gemm_cuda {
 
 namespace {
 
 using bf16 = ::__nv_bfloat16;
 
-Rung fp32(int number, std::string name, std::string exercise,
+Rung fp32(int number, std::string name, std::string exercise, TileSize tile,
           void (*fn)(const float*, const float*, float*, GemmShape, cudaStream_t)) {
-  return {number, std::move(name), DType::kF32, std::move(exercise),
+  return {number,
+          std::move(name),
+          DType::kF32,
+          std::move(exercise),
           [fn](const void* a, const void* b, float* c, GemmShape s, cudaStream_t stream) {
             fn(static_cast<const float*>(a), static_cast<const float*>(b), c, s, stream);
-          }};
+          },
+          nullptr,
+          tile};
 }
 
-Rung half(int number, std::string name, std::string exercise,
+Rung half(int number, std::string name, std::string exercise, TileSize tile,
           void (*fn)(const bf16*, const bf16*, float*, GemmShape, cudaStream_t)) {
-  return {number, std::move(name), DType::kBF16, std::move(exercise),
+  return {number,
+          std::move(name),
+          DType::kBF16,
+          std::move(exercise),
           [fn](const void* a, const void* b, float* c, GemmShape s, cudaStream_t stream) {
             fn(static_cast<const bf16*>(a), static_cast<const bf16*>(b), c, s, stream);
-          }};
+          },
+          nullptr,
+          tile};
 }
+
+constexpr TileSize kSquare{SquareTiles::kSide, SquareTiles::kSide};
+constexpr TileSize k1d{BlockTile1d::kBM, BlockTile1d::kBN};
+constexpr TileSize k2d{BlockTile2d::kBM, BlockTile2d::kBN};
+constexpr TileSize kWarp{WarpTile::kBM, WarpTile::kBN};
+constexpr TileSize kTensor{TensorTile::kBM, TensorTile::kBN};
+constexpr TileSize kWgmma{WgmmaTile::kBM, WgmmaTile::kBN};
 
 }  // namespace
 
@@ -36,16 +56,16 @@ std::vector<Rung> ladder_rungs(Cublas& cublas) {
                      cublas.gemm_bf16(static_cast<const bf16*>(a), static_cast<const bf16*>(b), c,
                                       s, st);
                    }});
-  rungs.push_back(fp32(1, "naive", "", sgemm_naive));
-  rungs.push_back(fp32(2, "coalesced", "", sgemm_coalesced));
-  rungs.push_back(fp32(3, "shared_tile", "cuda_gemm.shared_tile", sgemm_shared_tile));
-  rungs.push_back(fp32(4, "blocktile_1d", "", sgemm_blocktile_1d));
-  rungs.push_back(fp32(5, "register_2d", "cuda_gemm.register_2d", sgemm_register_2d));
-  rungs.push_back(fp32(6, "vectorised", "", sgemm_vectorised));
-  rungs.push_back(fp32(7, "warptile", "", sgemm_warptile));
-  rungs.push_back(half(8, "wmma_bf16", "cuda_gemm.wmma", gemm_bf16_wmma));
-  rungs.push_back(half(9, "mma_cp_async", "", gemm_bf16_mma));
-  Rung hopper = half(10, "wgmma_tma", "", gemm_bf16_wgmma);
+  rungs.push_back(fp32(1, "naive", "", kSquare, sgemm_naive));
+  rungs.push_back(fp32(2, "coalesced", "", kSquare, sgemm_coalesced));
+  rungs.push_back(fp32(3, "shared_tile", "cuda_gemm.shared_tile", kSquare, sgemm_shared_tile));
+  rungs.push_back(fp32(4, "blocktile_1d", "", k1d, sgemm_blocktile_1d));
+  rungs.push_back(fp32(5, "register_2d", "cuda_gemm.register_2d", k2d, sgemm_register_2d));
+  rungs.push_back(fp32(6, "vectorised", "", k2d, sgemm_vectorised));
+  rungs.push_back(fp32(7, "warptile", "", kWarp, sgemm_warptile));
+  rungs.push_back(half(8, "wmma_bf16", "cuda_gemm.wmma", kTensor, gemm_bf16_wmma));
+  rungs.push_back(half(9, "mma_cp_async", "", kTensor, gemm_bf16_mma));
+  Rung hopper = half(10, "wgmma_tma", "", kWgmma, gemm_bf16_wgmma);
   hopper.unavailable = wgmma_unavailable_reason;  // Hopper only
   rungs.push_back(std::move(hopper));
   return rungs;
@@ -87,7 +107,7 @@ Comparison check_rung(const Rung& rung, GemmShape shape, std::uint64_t seed) {
   const GemmProblem problem = random_problem(shape, seed);
   const bool bf16 = rung.input == DType::kBF16;
   const Reference ref = reference_gemm(problem, bf16);
-  return compare_gemm(run_poisoned(rung, problem), ref, shape, bf16 ? 2.0 : 1.0);
+  return compare_gemm(run_poisoned(rung, problem), ref, shape, bf16 ? 2.0 : 1.0, rung.tile);
 }
 
 }  // namespace book::gemm_cuda

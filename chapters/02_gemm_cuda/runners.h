@@ -32,6 +32,9 @@ struct Rung {
   /// For a rung that only some GPUs can run (rung 10: Hopper): why it cannot run on this one,
   /// empty if it can. Unset for the rungs every supported GPU runs.
   std::function<std::string()> unavailable = nullptr;
+  /// The block tile of C it computes (0 × 0 for cuBLAS): what a failed check reads the pattern
+  /// of wrong elements against (Comparison::pattern).
+  TileSize tile{};
 };
 
 /// Why `rung` cannot run on the current GPU (its `unavailable` answer), or empty.

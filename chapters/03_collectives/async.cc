@@ -123,13 +123,26 @@ void AsyncCommunicator::run() {
 
 CollectiveHandle AsyncCommunicator::start(const char* collective, ConstBuffer data,
                                           std::function<void(Communicator&)> body) {
+  std::ostringstream detail;  // "(1037 x f32)"
+  detail << "(" << data.count << " x " << dtype_name(data.dtype) << ")";
+  return enqueue(collective, detail.str(), std::move(body));
+}
+
+CollectiveHandle AsyncCommunicator::submit(const std::string& what,
+                                           std::function<void(Communicator&)> body) {
+  BOOK_CHECK(body, "AsyncCommunicator::submit('" << what
+                                                 << "'): the body is empty; pass the calls to run");
+  return enqueue(what, "", std::move(body));
+}
+
+CollectiveHandle AsyncCommunicator::enqueue(const std::string& what, const std::string& detail,
+                                            std::function<void(Communicator&)> body) {
   auto operation = std::make_shared<AsyncOperation>();
   operation->body = std::move(body);
   {
     std::lock_guard lock(mutex_);
     std::ostringstream name;  // "non-blocking all_reduce #3 (1037 x f32)"
-    name << "non-blocking " << collective << " #" << ++started_ << " (" << data.count << " x "
-         << dtype_name(data.dtype) << ")";
+    name << "non-blocking " << what << " #" << ++started_ << (detail.empty() ? "" : " ") << detail;
     operation->name = name.str();
     queue_.push_back(operation);
     std::erase_if(unwaited_, [](const auto& op) {

@@ -87,6 +87,14 @@ class AsyncCommunicator {
                               Algorithm algorithm = Algorithm::kAutomatic);
   /// Communicator::broadcast, started now.
   CollectiveHandle broadcast(Buffer data, int root);
+  /// Any blocking calls on the thread's communicator, started now and run in start order like
+  /// the collectives above: a composition (a collective timed on the thread, a delay injected
+  /// before one, several calls that must stay together). `body` runs on the communication thread
+  /// with the inner communicator, so it must call the same collectives on every rank and touch
+  /// only what the caller leaves alone until wait(). The handle is named "non-blocking <what>
+  /// #k"; an exception from `body` fails it like a failed collective (and what follows it).
+  /// @throws book::Error if `body` is empty.
+  CollectiveHandle submit(const std::string& what, std::function<void(Communicator&)> body);
 
   /// Waits for every collective started so far; throws the first failure among them.
   void wait_all();
@@ -99,6 +107,9 @@ class AsyncCommunicator {
   // Queues `body`, named after `collective` and the buffer `data` it moves.
   CollectiveHandle start(const char* collective, ConstBuffer data,
                          std::function<void(Communicator&)> body);
+  // Queues `body` under the name "non-blocking <what> #k <detail>".
+  CollectiveHandle enqueue(const std::string& what, const std::string& detail,
+                           std::function<void(Communicator&)> body);
   void run();  // the communication thread
 
   std::unique_ptr<Communicator> comm_;

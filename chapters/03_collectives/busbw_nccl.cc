@@ -10,7 +10,7 @@
 
 #include "chapters/03_collectives/busbw_options.h"
 #include "chapters/03_collectives/busbw_table.h"
-#include "chapters/03_collectives/nccl.h"
+#include "chapters/03_collectives/nccl_mpi.h"
 #include "common/cuda.h"
 #include "common/machine_load.h"
 #include "common/main.h"

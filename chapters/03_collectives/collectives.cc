@@ -139,6 +139,12 @@ void Communicator::all_to_all(ConstBuffer input, std::span<const std::size_t> se
                               Buffer output, std::span<const std::size_t> recv_counts) {
   Scope scope(*this, describe("all_to_all", Algorithm::kAutomatic, input.count, input.dtype));
   on_enter_collective();
+  check_all_to_all(input, send_counts, output, recv_counts);
+  coll::all_to_all(*this, input, send_counts, output, recv_counts);
+}
+
+void Communicator::check_all_to_all(ConstBuffer input, std::span<const std::size_t> send_counts,
+                                    Buffer output, std::span<const std::size_t> recv_counts) const {
   const auto n = static_cast<std::size_t>(size());
   BOOK_CHECK(send_counts.size() == n && recv_counts.size() == n,
              where() << ": send_counts and recv_counts need one entry per rank (" << n << "), got "
@@ -156,7 +162,6 @@ void Communicator::all_to_all(ConstBuffer input, std::span<const std::size_t> se
   BOOK_CHECK(send_counts[rank()] == recv_counts[rank()],
              where() << ": rank " << rank() << " sends itself " << send_counts[rank()]
                      << " elements but expects " << recv_counts[rank()] << " from itself");
-  coll::all_to_all(*this, input, send_counts, output, recv_counts);
 }
 
 void Communicator::barrier() {

@@ -52,9 +52,12 @@ void* Communicator::scratch(std::size_t bytes) {
 
 Buffer Communicator::temporary(std::size_t count, DType dtype) {
   const CallGuard guard(*this, "temporary");
-  const std::size_t bytes = count * dtype_size(dtype);
+  return {temporary_memory(count * dtype_size(dtype)), count, dtype};
+}
+
+void* Communicator::temporary_memory(std::size_t bytes) {
   if (temporary_.size() < bytes) temporary_.resize(bytes);
-  return {temporary_.data(), count, dtype};
+  return temporary_.data();
 }
 
 void Communicator::check_peer(int peer, const char* what) const {
@@ -162,8 +165,12 @@ void Communicator::transport_sendrecv_reduce(const void* out, std::size_t out_by
 void Communicator::reduce_local(Buffer dst, ConstBuffer src, ReduceOp op) {
   const CallGuard guard(*this, "reduce_local");
   const double start = trace_ ? trace_->now_us() : 0;
-  reduce_into(dst, src, op);
+  local_reduce(dst, src, op);
   if (trace_) record(std::string("reduce ") + op_name(op), "reduce", start, 0);
+}
+
+void Communicator::local_reduce(Buffer dst, ConstBuffer src, ReduceOp op) {
+  reduce_into(dst, src, op);
 }
 
 // ---- the given algorithms ----

@@ -95,9 +95,11 @@ class Communicator {
   /// the backend allows it (the threads backend reads the sender's buffer directly, as NCCL's
   /// kernels reduce data as it arrives). Counted like sendrecv; `op` must not be kAvg.
   void sendrecv_reduce(ConstBuffer out, int dst, Buffer inout, int src, int tag, ReduceOp op);
-  /// reduce_into(dst, src, op), recorded in the trace as this rank's reduce step.
+  /// dst[i] = op(dst[i], src[i]) where the backend keeps its buffers (reduce_into on the host;
+  /// on the GPU on the NCCL backend), recorded in the trace as this rank's reduce step.
   void reduce_local(Buffer dst, ConstBuffer src, ReduceOp op);
-  /// A buffer of `count` elements of `dtype` for an algorithm's incoming chunk, reused between
+  /// A buffer of `count` elements of `dtype` for an algorithm's incoming chunk, in the memory the
+  /// backend's buffers live in (host memory; device memory on the NCCL backend), reused between
   /// calls (so the pages are touched once, not per call). Valid until the next temporary().
   Buffer temporary(std::size_t count, DType dtype);
 
@@ -169,10 +171,22 @@ class Communicator {
   /// Both at once; must not deadlock when every rank calls it.
   virtual void transport_sendrecv(const void* out, std::size_t out_bytes, int dst, void* in,
                                   std::size_t in_bytes, int src, int tag) = 0;
-  /// sendrecv_reduce's transport. The default receives into a buffer and reduces from it; a
-  /// backend that can read the incoming bytes in place overrides it.
+  /// sendrecv_reduce's transport. The default receives into a host buffer and reduces from it
+  /// on the host; a backend that can read the incoming bytes in place, or whose buffers are not
+  /// host memory, overrides it.
   virtual void transport_sendrecv_reduce(const void* out, std::size_t out_bytes, int dst,
                                          Buffer inout, int src, int tag, ReduceOp op);
+  /// reduce_local's work: reduce_into() on the host; a backend whose buffers live elsewhere
+  /// overrides it.
+  virtual void local_reduce(Buffer dst, ConstBuffer src, ReduceOp op);
+  /// temporary()'s memory: at least `bytes` bytes of host memory, reused between calls; a
+  /// backend whose buffers live elsewhere overrides it.
+  virtual void* temporary_memory(std::size_t bytes);
+  /// all_to_all's argument checks, shared by every backend: one count per rank on each side,
+  /// counts that add up to the buffers, one element type, and as many elements to this rank as
+  /// from it. Throws book::Error naming the first that fails.
+  void check_all_to_all(ConstBuffer input, std::span<const std::size_t> send_counts, Buffer output,
+                        std::span<const std::size_t> recv_counts) const;
   /// Called when this rank enters a collective; the threads backend records it to name the
   /// ranks that never arrived.
   virtual void on_enter_collective() {}

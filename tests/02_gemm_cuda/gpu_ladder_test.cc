@@ -1,5 +1,13 @@
-// Every scaffolding rung and cuBLAS, on the GPU, against the double reference. Skips without one;
-// rung 10 also skips on a GPU that is not a Hopper (after checking that it refuses to run).
+// cuBLAS and the scaffolding rungs 1, 2, 4, 6, 7 and 9 on the GPU, against the double reference.
+// Skips without one. Rung 10 (Hopper) is gpu_hopper_test, a binary of its own: if it hangs or
+// leaves a sticky CUDA error, the rungs here have already reported.
+//
+// The suites are named for tools/gpu/run.sh, which runs them as separate steps with
+// --gtest_filter, likeliest failures first: Peer/* and Simt/* (and GpuLaunchers.*), then
+// TensorCore/*; GpuSanitize.* is the small run that compute-sanitizer's racecheck and synccheck
+// go through.
+#include <iostream>
+
 #include "common/testing/expect_error.h"
 #include "common/testing/gpu.h"
 #include "tests/02_gemm_cuda/gpu_checks.h"
@@ -14,37 +22,17 @@ TEST_P(GpuRung, MatchesTheDoubleReferenceAtAwkwardSizes) {
   testing::expect_rung_correct(GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(Ladder, GpuRung,
-                         ::testing::Values("cublas_sgemm", "cublas_bf16", "naive", "coalesced",
-                                           "blocktile_1d", "vectorised", "warptile",
-                                           "mma_cp_async"));
+std::string rung_name(const ::testing::TestParamInfo<const char*>& info) { return info.param; }
 
-// Rung 10: shapes where TMA is used (k and n multiples of 8) with ragged m, n and k tiles, a
-// long K (many trips around the 4-stage ring, both mbarrier parities many times), and shapes
-// that fall back to rung 9; then the common awkward shapes.
-TEST(GpuRung, WgmmaTmaMatchesTheDoubleReferenceOnHopper) {
-  BOOK_REQUIRE_GPU();
-  if (const std::string why = wgmma_unavailable_reason(); !why.empty()) {
-    Cublas cublas;
-    for (const Rung& rung : ladder_rungs(cublas))
-      if (rung.name == "wgmma_tma") {
-        EXPECT_EQ(unavailable_reason(rung), why);
-        ::book::testing::expect_error(
-            [&] {
-              run_poisoned(rung, random_problem({128, 128, 64}, 5));
-            },
-            {"rung 10 needs a Hopper GPU (sm_90)", "sm_90a alone"});
-      }
-    GTEST_SKIP() << why;
-  }
-  std::vector<GemmShape> shapes = {{1, 8, 8},        {128, 128, 64},   {300, 136, 264},
-                                   {129, 520, 1000}, {256, 256, 4096}, {77, 200, 72},
-                                   {64, 64, 60},     {65, 63, 64}};
-  for (GemmShape s : testing::gpu_shapes()) shapes.push_back(s);
-  testing::expect_rung_correct("wgmma_tma", shapes);
-}
+INSTANTIATE_TEST_SUITE_P(Peer, GpuRung, ::testing::Values("cublas_sgemm", "cublas_bf16"),
+                         rung_name);
+INSTANTIATE_TEST_SUITE_P(Simt, GpuRung,
+                         ::testing::Values("naive", "coalesced", "blocktile_1d", "vectorised",
+                                           "warptile"),
+                         rung_name);
+INSTANTIATE_TEST_SUITE_P(TensorCore, GpuRung, ::testing::Values("mma_cp_async"), rung_name);
 
-TEST(GpuRung, LaunchersCheckTheirArgumentsBeforeTouchingTheGpu) {
+TEST(GpuLaunchers, CheckTheirArgumentsBeforeTouchingTheGpu) {
   BOOK_REQUIRE_GPU();
   Cublas cublas;
   for (const Rung& rung : ladder_rungs(cublas)) {
@@ -54,6 +42,23 @@ TEST(GpuRung, LaunchersCheckTheirArgumentsBeforeTouchingTheGpu) {
           rung.run(nullptr, nullptr, nullptr, {4, 4, 4}, nullptr);
         },
         "GEMM got a null pointer");
+  }
+}
+
+// Every rung that stages tiles in shared memory, at the sanitizer's small shapes: what
+// `compute-sanitizer --tool racecheck` (and synccheck) runs, so that a missing barrier shows as a
+// hazard report instead of an error that moves between runs. Also a plain correctness check.
+// An exercise rung that is not started is left out (its graded test says so).
+TEST(GpuSanitize, SharedMemoryRungsAtSmallAwkwardShapes) {
+  BOOK_REQUIRE_GPU();
+  for (const std::string& name : testing::shared_memory_rungs()) {
+    SCOPED_TRACE(name);
+    try {
+      testing::expect_rung_correct(name, testing::sanitizer_shapes());
+    } catch (const NotImplemented& e) {
+      std::cout << "[ note ] " << name << ": exercise " << e.exercise_id()
+                << " not started, left out\n";
+    }
   }
 }
 

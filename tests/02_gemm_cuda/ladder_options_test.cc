@@ -23,6 +23,21 @@ TEST(LadderOptions, DefaultsTourAndSizes) {
   EXPECT_EQ(parse_ladder_options({"--sizes", "100,4096"}).sizes, (std::vector<int>{100, 4096}));
 }
 
+TEST(LadderOptions, SkipTakesRungNamesAndRefusesUnknownOnes) {
+  EXPECT_TRUE(parse_ladder_options({}).skip.empty());
+  EXPECT_EQ(parse_ladder_options({"--skip=wgmma_tma,mma_cp_async"}).skip,
+            (std::vector<std::string>{"wgmma_tma", "mma_cp_async"}));
+  const std::vector<std::string> rungs = {"cublas_sgemm", "naive", "wgmma_tma"};
+  check_skipped_rungs({"wgmma_tma"}, rungs);  // known: no throw
+  check_skipped_rungs({}, rungs);
+  expect_error(
+      [&] {
+        check_skipped_rungs({"naive", "wgmma"}, rungs);
+      },
+      {"--skip", "no rung named 'wgmma'", "cublas_sgemm, naive, wgmma_tma"});
+  EXPECT_THROW(check_skipped_rungs({"x"}, rungs), UsageError);
+}
+
 TEST(LadderOptions, RefusesMalformedSizesAndUnknownFlags) {
   expect_error([] { parse_ladder_options({"--sizes=5x"}); }, {"--sizes", "'5x'"});
   expect_error([] { parse_ladder_options({"--sizes=1e3"}); }, {"--sizes", "'1e3'"});

@@ -222,6 +222,49 @@ TEST(Async, DestructionWithWorkThatCannotFinishFailsItWithoutHanging) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 15s) << "destruction should not hang";
 }
 
+TEST(Async, SubmitRunsAnyCallsOnTheThreadInStartOrder) {
+  // A composition on the communication thread: a delay, then two collectives that must stay
+  // together; queued between two plain all-reduces, it runs between them on every rank.
+  constexpr int kRanks = 3;
+  run_ranks(kRanks, [&](Communicator& comm) {
+    AsyncCommunicator async(comm);
+    TypedBuffer first = rank_input(257, DType::kF32, comm.rank(), 81);
+    TypedBuffer second = rank_input(300, DType::kF32, comm.rank(), 82);
+    TypedBuffer third = rank_input(64, DType::kF32, comm.rank(), 83);
+    std::thread::id body_thread;
+    CollectiveHandle a = async.all_reduce(first.view(), ReduceOp::kSum);
+    CollectiveHandle b = async.submit("delayed pair (300 + 64 x f32)", [&](Communicator& inner) {
+      body_thread = std::this_thread::get_id();
+      std::this_thread::sleep_for(5ms);
+      inner.all_reduce(second.view(), ReduceOp::kSum);
+      inner.all_reduce(third.view(), ReduceOp::kMax);
+    });
+    CollectiveHandle c = async.all_reduce(first.view(), ReduceOp::kSum);  // after a: 3 × inputs
+    EXPECT_EQ(b.name(), "non-blocking delayed pair (300 + 64 x f32) #2");
+    c.wait();
+    EXPECT_TRUE(a.done() && b.done()) << "collectives finish in the order started";
+    EXPECT_NE(body_thread, std::this_thread::get_id()) << "the body runs on the thread";
+    const auto sum2 = testing::reference(300, DType::kF32, kRanks, 82, ReduceOp::kSum);
+    const auto max3 = testing::reference(64, DType::kF32, kRanks, 83, ReduceOp::kMax);
+    testing::expect_close(second, sum2, 0, 300, testing::tolerance(DType::kF32, kRanks), "sum");
+    testing::expect_close(third, max3, 0, 64, 0.0, "max");
+    const auto once = testing::reference(257, DType::kF32, kRanks, 81, ReduceOp::kSum);
+    std::vector<double> summed_again(once.size());
+    for (std::size_t i = 0; i < once.size(); ++i) summed_again[i] = kRanks * once[i];
+    testing::expect_close(first, summed_again, 0, 257,
+                          4 * testing::tolerance(DType::kF32, kRanks) * 3,
+                          "all_reduce of the all-reduced buffer");
+  });
+  run_ranks(2, [&](Communicator& comm) {
+    AsyncCommunicator async(comm);
+    CollectiveHandle failing = async.submit(
+        "checked step", [](Communicator&) { throw Error("the body refused its input"); });
+    expect_error([&] { failing.wait(); },
+                 {"non-blocking checked step #1 failed", "the body refused its input"});
+    expect_error([&] { async.submit("nothing", {}); }, "submit('nothing'): the body is empty");
+  });
+}
+
 TEST(Async, AnEmptyHandleIsAnError) {
   const CollectiveHandle empty;
   EXPECT_FALSE(empty.done());

@@ -1,0 +1,52 @@
+/// @file
+/// What defines a data-parallel run: the one-device run it must reproduce (chapter 4's
+/// TrainOptions), the rung of the ladder, the bucket size, the collective's algorithm, and the
+/// faults a test may inject. Every rank must be given equal options (faults aside); the trainer
+/// checks this with a fingerprint before it allocates anything.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "chapters/03_collectives/types.h"
+#include "chapters/04_training_baseline/trainer.h"
+#include "chapters/05_data_parallel/buckets.h"
+#include "chapters/05_data_parallel/gradient_sync.h"
+
+namespace book::ddp {
+
+/// Delays and failures injected on purpose, for the bottleneck classifier's and the restart
+/// driver's tests and the stage's demonstrations. All off by default.
+struct FaultInjection {
+  double loader_delay_s = 0;        ///< every rank sleeps this long per micro-batch while loading
+  double link_delay_s_per_mib = 0;  ///< sleep before each gradient collective, per MiB it moves
+  int straggler_rank = -1;          ///< this rank computes straggler_delay_s longer per micro-batch
+  double straggler_delay_s = 0;     ///< (a slow GPU, a thermally throttled one, a noisy neighbour)
+  int fail_rank = -1;               ///< this rank throws at the start of step fail_step
+  std::int64_t fail_step = -1;      ///< (1-based; a crashed process, a lost GPU)
+};
+
+/// One data-parallel run, as every rank sees it.
+struct DdpOptions {
+  /// The one-device run this reproduces: the model, the task, the schedule, the precision and the
+  /// seed. Its `micro_batch` is the *global* micro-batch, shared by the N ranks (each runs
+  /// micro_batch / N sequences), and `accumulation` micro-batches make one optimizer step, so a
+  /// step sees micro_batch × accumulation sequences, exactly chapter 4's Trainer(train).
+  train::TrainOptions train;
+  Rung rung = Rung::kNoSync;                           ///< how gradients are synchronised
+  std::size_t bucket_bytes = kPyTorchBucketBytes;      ///< bucket cap (rungs 3 and 4)
+  coll::Algorithm algorithm = coll::Algorithm::kRing;  ///< of every gradient all-reduce
+  FaultInjection faults;                               ///< off by default
+};
+
+/// `options` with the task's vocabulary and context filled in (as chapter 4's Trainer does), after
+/// checking everything a run of `world_size` ranks needs: the global micro-batch divisible by the
+/// ranks, a bucket size of at least one byte, a training precision, a valid schedule. Throws
+/// book::Error saying which value is wrong and what would do.
+DdpOptions resolve(const DdpOptions& options, int world_size);
+
+/// FNV-1a of every field that every rank must agree on (all but the faults): two ranks with
+/// different fingerprints would train different models, or deadlock on different collectives.
+std::uint64_t fingerprint(const DdpOptions& options);
+
+}  // namespace book::ddp

@@ -1,0 +1,326 @@
+// The data-parallel step: chapter 4's pieces, with each rung's gradient synchronisation between
+// backward and the optimizer. Checkpoints are in ddp_checkpoint.cc.
+#include "chapters/05_data_parallel/ddp_trainer.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+#include <thread>
+
+#include "chapters/04_training_baseline/checkpoint.h"
+#include "chapters/04_training_baseline/clipping.h"
+#include "chapters/04_training_baseline/mixed_precision.h"
+#include "chapters/04_training_baseline/optimizer.h"
+#include "common/check.h"
+#include "common/timer.h"
+#include "common/trace.h"
+
+namespace book::ddp {
+namespace {
+
+void sleep_seconds(double seconds) {
+  if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+std::string hex(std::uint64_t value) {
+  std::ostringstream out;
+  out << "0x" << std::hex << value;
+  return out.str();
+}
+
+// Every rank's `value`, all-gathered (as the bits of a double: all_gather only copies bytes).
+std::vector<std::uint64_t> gather_fingerprints(coll::Communicator& comm, std::uint64_t value) {
+  double mine = std::bit_cast<double>(value);
+  std::vector<double> all(static_cast<std::size_t>(comm.size()));
+  comm.all_gather(std::span<const double>(&mine, 1), std::span<double>(all));
+  std::vector<std::uint64_t> out;
+  for (double d : all) out.push_back(std::bit_cast<std::uint64_t>(d));
+  return out;
+}
+
+// Throws unless every rank passed the same `value`, naming the first rank that differs.
+void require_equal_on_every_rank(coll::Communicator& comm, std::uint64_t value, const char* what,
+                                 const char* remedy) {
+  const std::vector<std::uint64_t> all = gather_fingerprints(comm, value);
+  for (std::size_t r = 1; r < all.size(); ++r)
+    BOOK_CHECK(all[r] == all[0], "data parallel: rank "
+                                     << r << "'s " << what << " differ from rank 0's (fingerprint "
+                                     << hex(all[r]) << " vs " << hex(all[0]) << "): " << remedy);
+}
+
+DdpOptions checked_options(coll::Communicator& comm, const DdpOptions& options) {
+  DdpOptions resolved = resolve(options, comm.size());
+  require_equal_on_every_rank(comm, fingerprint(resolved), "options",
+                              "start every rank with the same model, task, batch, schedule, "
+                              "precision, seed, rung and bucket size");
+  return resolved;
+}
+
+// On a GPU a bucket's all-reduce runs on the NIC and on SMs of its own, beside backward's kernels.
+// On a CPU the communication thread shares the cores with the ranks' compute threads, and under a
+// real-time policy (the book times with `chrt -f`) a thread of equal priority is never preempted:
+// the communication thread would wait for backward to finish, and nothing would overlap. So, only
+// under a real-time policy, it takes one priority level more than the thread that started it: it
+// preempts backward for the moments it needs a core (a hand-off, adding a chunk) and sleeps while
+// it waits for its peers. Under the default policy the kernel time-slices anyway.
+void prioritise_communication_thread() {
+  thread_local bool done = false;
+  if (done) return;
+  done = true;
+  int policy = 0;
+  sched_param param{};
+  if (pthread_getschedparam(pthread_self(), &policy, &param) != 0) return;
+  if (policy != SCHED_FIFO && policy != SCHED_RR) return;
+  param.sched_priority = std::min(param.sched_priority + 1, sched_get_priority_max(policy));
+  pthread_setschedparam(pthread_self(), policy, &param);  // best effort: on failure, no boost
+}
+
+}  // namespace
+
+double StepTimes::hidden_fraction() const {
+  if (comm_busy <= 0) return 0;
+  return std::clamp(1.0 - comm_wait / comm_busy, 0.0, 1.0);
+}
+
+DdpTrainer::DdpTrainer(coll::Communicator& comm, const DdpOptions& options)
+    : comm_(comm),
+      options_(checked_options(comm, options)),
+      local_batch_(options_.train.micro_batch / comm.size()),
+      task_(options_.train.digits),
+      model_(options_.train.model, local_batch_),
+      acts_(model_),
+      master_(mixed() ? model_.layout().total() : 0),
+      low_weights_(mixed() ? model_.layout().total() : 0),
+      low_grads_(mixed() ? model_.layout().total() : 0),
+      adam_(0, model_.layout().total()),
+      scaler_(options_.train.scaler),
+      data_rng_(train::training_data_stream(options_.train)),
+      sampler_({options_.train.micro_batch, options_.train.micro_batch, comm.size(), false, 0},
+               comm.rank()),
+      tensors_(tensor_ranges(model_.layout())) {
+  model_.init(options_.train.seed);  // every rank the same weights, as chapter 4's Trainer
+  if (mixed()) {
+    std::copy(model_.params().begin(), model_.params().end(), master_.begin());
+    refresh_low_weights();
+  }
+  verify_replicas();
+  coll::Communicator* trace_from = &comm_;
+  if (overlaps_backward(options_.rung)) {
+    buckets_ = plan_buckets(tensors_, options_.bucket_bytes, sizeof(float));
+    bucket_seconds_.assign(buckets_.size(), 0.0);
+    async_ = std::make_unique<coll::AsyncCommunicator>(comm_);  // its lane is "comm"
+    reducer_ = std::make_unique<BucketReducer>(
+        buckets_, [this](std::size_t i, const FlatRange& b) { return launch_bucket(i, b); });
+  } else {
+    grad_comm_ = comm_.split(0, comm_.rank());
+    grad_comm_->set_group_name(comm_.group() + "/gradients");
+    grad_comm_->set_trace(trace_from->trace(), "comm", comm_.trace_track());
+  }
+}
+
+DdpTrainer::~DdpTrainer() = default;
+
+std::int64_t DdpTrainer::tokens_per_step() const {
+  return std::int64_t{options_.train.micro_batch} * options_.train.accumulation *
+         task_.model_context();
+}
+
+std::span<float> DdpTrainer::master() {
+  return mixed() ? std::span<float>(master_) : model_.params().span();
+}
+
+std::span<const float> DdpTrainer::master_weights() const {
+  return mixed() ? std::span<const float>(master_) : std::span<const float>(model_.params().span());
+}
+
+void DdpTrainer::refresh_low_weights() {  // as chapter 4's Trainer: through 16 bits and back
+  train::encode(options_.train.precision, master_, low_weights_);
+  train::decode(options_.train.precision, low_weights_, model_.params().span());
+}
+
+std::uint64_t DdpTrainer::parameter_fingerprint() const {
+  const std::span<const float> master = master_weights();
+  const std::uint64_t a =
+      train::fnv1a64({reinterpret_cast<const std::uint8_t*>(master.data()), master.size_bytes()});
+  const std::uint64_t b = train::fnv1a64(
+      {reinterpret_cast<const std::uint8_t*>(model_.params().data()), model_.params().bytes()});
+  return a ^ (b * 0x9e3779b97f4a7c15ULL);
+}
+
+void DdpTrainer::verify_replicas() {
+  require_equal_on_every_rank(comm_, parameter_fingerprint(), "parameters",
+                              "replicas must start equal and stay equal (same binary, same "
+                              "options, the same checkpoint on every rank)");
+}
+
+coll::Counters DdpTrainer::gradient_counters() const {
+  coll::Counters sum = grad_comm_ ? grad_comm_->counters() : coll::Counters{};
+  if (async_) {
+    const coll::Counters& a = async_->communicator().counters();
+    sum.bytes_sent += a.bytes_sent, sum.bytes_received += a.bytes_received;
+    sum.messages_sent += a.messages_sent, sum.messages_received += a.messages_received;
+  }
+  return sum;
+}
+
+void DdpTrainer::sleep_for_link(std::size_t bytes) const {
+  sleep_seconds(options_.faults.link_delay_s_per_mib * static_cast<double>(bytes) / (1 << 20));
+}
+
+train::Batch DdpTrainer::next_batch() {
+  // The stream is chapter 4's: every rank draws the whole global micro-batch (the generator is a
+  // sequence, so skipping rows would still draw them) and keeps the rows the sampler deals it.
+  const train::Batch global =
+      task_.batch(data_rng_, train::Split::kTrain, options_.train.micro_batch);
+  const std::vector<std::int64_t> rows = sampler_.indices(0, 0);
+  train::Batch local{static_cast<int>(rows.size()), global.seq_len, {}, {}};
+  const auto len = static_cast<std::ptrdiff_t>(global.seq_len);
+  for (std::int64_t row : rows) {
+    local.tokens.insert(local.tokens.end(), global.tokens.begin() + row * len,
+                        global.tokens.begin() + (row + 1) * len);
+    local.targets.insert(local.targets.end(), global.targets.begin() + row * len,
+                         global.targets.begin() + (row + 1) * len);
+  }
+  sleep_seconds(options_.faults.loader_delay_s);
+  return local;
+}
+
+//! [launch_bucket]
+coll::CollectiveHandle DdpTrainer::launch_bucket(std::size_t index, const FlatRange& bucket) {
+  const std::span<float> data = model_.grads().span().subspan(bucket.begin, bucket.size());
+  std::ostringstream what;
+  what << "all_reduce of bucket " << index << " (" << bucket.size() << " x f32)";
+  return async_->submit(what.str(), [this, index, data](coll::Communicator& comm) {
+    prioritise_communication_thread();
+    const Timer timer;  // on the communication thread: how long the wire was busy
+    if (options_.faults.link_delay_s_per_mib > 0) {
+      Trace::Span delay(comm.trace(), comm.trace_track(), "comm", "injected link delay", "delay");
+      sleep_for_link(data.size_bytes());
+    }
+    comm.all_reduce(data, coll::ReduceOp::kAvg, options_.algorithm);
+    bucket_seconds_[index] = timer.seconds();
+  });
+}
+//! [launch_bucket]
+
+void DdpTrainer::synchronize_gradients() {
+  const std::span<float> grads = model_.grads().span();
+  Trace::Span span(comm_.trace(), comm_.trace_track(), "compute", "wait for gradients", "wait");
+  const Timer timer;
+  switch (options_.rung) {
+    case Rung::kPerTensor:
+      for (const FlatRange& t : tensors_) sleep_for_link(t.size() * sizeof(float));
+      times_.collectives += all_reduce_per_tensor(*grad_comm_, grads, tensors_, options_.algorithm);
+      break;
+    case Rung::kFlat:
+      sleep_for_link(grads.size_bytes());
+      times_.collectives += all_reduce_flat(*grad_comm_, grads, options_.algorithm);
+      break;
+    case Rung::kBuckets:
+    case Rung::kNoSync:
+      reducer_->finish();  // the exposed part: what backward did not hide
+      times_.collectives += static_cast<std::int64_t>(buckets_.size());
+      for (double s : bucket_seconds_) times_.comm_busy += s;
+      break;
+  }
+  const double waited = timer.seconds();
+  times_.comm_wait += waited;
+  if (!overlaps_backward(options_.rung)) times_.comm_busy += waited;  // blocking: all exposed
+}
+
+//! [ddp_step]
+train::StepResult DdpTrainer::step() {
+  const Timer step_timer;
+  times_ = {};
+  const FaultInjection& faults = options_.faults;
+  BOOK_CHECK(!(faults.fail_rank == comm_.rank() && faults.fail_step == step_ + 1),
+             "injected failure: rank " << comm_.rank() << " stops at step " << step_ + 1);
+  const train::TrainOptions& o = options_.train;
+  train::StepResult result;
+  result.step = ++step_;
+  result.lr = train::learning_rate(step_, o.warmup_steps, o.total_steps, o.max_lr, o.min_lr);
+  const bool fp16 = o.precision == DType::kF16;
+  result.loss_scale = fp16 ? scaler_.scale() : 1.0f;
+  const coll::Counters before = gradient_counters();
+  Trace* trace = comm_.trace();
+  const int track = comm_.trace_track();
+
+  model_.zero_grad();
+  double loss_sum = 0;
+  for (int micro = 0; micro < o.accumulation; ++micro) {
+    train::Batch batch;
+    {
+      Trace::Span span(trace, track, "compute", "data", "data");
+      const Timer timer;
+      batch = next_batch();
+      times_.data += timer.seconds();
+    }
+    {
+      Trace::Span span(trace, track, "compute", "forward", "forward");
+      const Timer timer;
+      loss_sum += model_.forward(acts_, batch.tokens.data(), batch.targets.data(), batch.batch,
+                                 batch.seq_len);
+      if (faults.straggler_rank == comm_.rank()) sleep_seconds(faults.straggler_delay_s);
+      times_.forward += timer.seconds();
+    }
+    // Rung 4 (PyTorch's no_sync): earlier micro-batches only accumulate locally.
+    const bool sync = options_.rung != Rung::kNoSync || micro == o.accumulation - 1;
+    {
+      Trace::Span span(trace, track, "compute", "backward", "backward");
+      const Timer timer;
+      const float scale = result.loss_scale / static_cast<float>(o.accumulation);
+      if (sync && reducer_) {
+        reducer_->begin_pass();
+        model_.backward(acts_, scale, reducer_->hook());  // buckets start in here
+      } else {
+        model_.backward(acts_, scale);
+      }
+      times_.backward += timer.seconds();
+    }
+    if (sync) synchronize_gradients();
+  }
+
+  {
+    Trace::Span span(trace, track, "compute", "loss all-reduce", "loss");
+    const Timer timer;
+    comm_.all_reduce(std::span<double>(&loss_sum, 1), coll::ReduceOp::kSum);  // for the log only
+    times_.loss_sync = timer.seconds();
+  }
+  result.loss = static_cast<float>(loss_sum / (o.accumulation * comm_.size()));
+  const Timer optimizer_timer;
+  Trace::Span optimizer_span(trace, track, "compute", "optimizer", "optimizer");
+  const coll::Counters after = gradient_counters();
+  times_.gradient_bytes = after.bytes_sent - before.bytes_sent;
+  times_.gradient_messages = after.messages_sent - before.messages_sent;
+
+  // From here on, chapter 4's Trainer::step: every rank has the same gradients, so every rank
+  // makes the same decisions (skip, clip factor) and the same update.
+  std::span<float> grads = model_.grads().span();
+  bool apply = true;
+  if (mixed()) {
+    train::encode(o.precision, grads, low_grads_);
+    train::decode(o.precision, low_grads_, grads);
+    train::unscale(grads, result.loss_scale);
+    const bool finite = train::all_finite(grads);
+    apply = fp16 ? scaler_.update(!finite) : finite;
+    result.skipped = !apply;
+  }
+  if (apply) {
+    const double squares = train::sum_of_squares(grads);
+    result.grad_norm = std::sqrt(squares);
+    train::scale_gradients(grads, train::clip_coefficient(squares, o.clip_norm));
+    train::adamw_update(model_.layout(), adam_, master(), grads, result.lr, o.adamw);
+    if (mixed()) refresh_low_weights();
+  }
+  times_.optimizer = optimizer_timer.seconds();
+  times_.step = step_timer.seconds();
+  return result;
+}
+//! [ddp_step]
+
+}  // namespace book::ddp

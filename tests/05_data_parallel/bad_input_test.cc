@@ -1,0 +1,131 @@
+// Scaffolding: every refusal of the chapter, with its message. Bad input is a clear book::Error
+// saying what was wrong and what to do; never a crash, a hang or a wrong answer. Passes on both
+// tracks: each check fires before any exercise is called.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "chapters/03_collectives/async.h"
+#include "chapters/03_collectives/threads.h"
+#include "chapters/05_data_parallel/bottleneck.h"
+#include "chapters/05_data_parallel/buckets.h"
+#include "chapters/05_data_parallel/ddp_trainer.h"
+#include "chapters/05_data_parallel/hierarchical.h"
+#include "chapters/05_data_parallel/length_balance.h"
+#include "chapters/05_data_parallel/reducer.h"
+#include "chapters/05_data_parallel/restart.h"
+#include "chapters/05_data_parallel/sampler.h"
+#include "chapters/05_data_parallel/scaling_model.h"
+#include "common/testing/expect_error.h"
+#include "tests/05_data_parallel/tiny_run.h"
+
+namespace book::ddp {
+namespace {
+
+using book::testing::expect_error;
+using testing::tiny_ddp_options;
+
+TEST(BadInput, ARankCountThatDoesNotDivideTheBatch) {
+  expect_error([] { resolve(tiny_ddp_options(Rung::kFlat), 5); },
+               {"global micro-batch of 12 sequences is not divisible by 5 ranks",
+                "use a multiple of 5 (e.g. 15)"});
+  expect_error(
+      [] {
+        coll::run_ranks(5, [](coll::Communicator& comm) {
+          DdpTrainer trainer(comm, tiny_ddp_options(Rung::kNoSync));
+        });
+      },
+      "is not divisible by 5 ranks");
+  expect_error(
+      [] {
+        SamplerOptions o{100, 3, 4, true, 0};
+        validate(o);
+      },
+      {"4 ranks cannot share a global batch of 3 samples", "at least 4"});
+}
+
+TEST(BadInput, ABucketSizeOfZero) {
+  DdpOptions options = tiny_ddp_options(Rung::kBuckets);
+  options.bucket_bytes = 0;
+  expect_error([&] { resolve(options, 2); }, {"bucket size 0 bytes", "25 MiB"});
+  const std::vector<FlatRange> tensors = {{0, 5}, {5, 9}};
+  expect_error([&] { plan_buckets(tensors, 0, 4); }, "bucket size 0 bytes");
+  expect_error([&] { plan_buckets(tensors, 64, 0); }, "element size must be positive");
+  const std::vector<FlatRange> gap = {{0, 5}, {6, 9}};
+  expect_error([&] { plan_buckets(gap, 64, 4); }, {"tensor 1 is [6, 9)", "should start at 5"});
+  expect_error([&] { plan_buckets({}, 64, 4); }, "no tensors");
+}
+
+TEST(BadInput, MismatchedOrImpossibleRunSettings) {
+  DdpOptions options = tiny_ddp_options(Rung::kFlat);
+  options.train.precision = DType::kF64;
+  expect_error([&] { resolve(options, 1); }, "f64 is not a training precision");
+  options = tiny_ddp_options(Rung::kFlat);
+  options.train.micro_batch = 0;
+  expect_error([&] { resolve(options, 1); }, "micro_batch and accumulation must be >= 1, got 0");
+  expect_error([] { parse_rung("bucketed"); }, {"unknown rung 'bucketed'", "per-tensor, flat"});
+  EXPECT_EQ(parse_rung("3"), Rung::kBuckets);
+  EXPECT_EQ(parse_rung("no-sync"), Rung::kNoSync);
+}
+
+TEST(BadInput, SamplerArguments) {
+  expect_error([] { validate(SamplerOptions{0, 4, 1, true, 0}); }, "at least one sample, got 0");
+  expect_error([] { validate(SamplerOptions{10, 0, 1, true, 0}); }, "at least 1 sample, got 0");
+  expect_error([] { validate(SamplerOptions{10, 4, 0, true, 0}); }, "at least 1 rank, got 0");
+  const SamplerOptions ok{10, 4, 2, true, 0};
+  expect_error([&] { DistributedSampler(ok, 2); }, "rank 2 is outside the world of 2 ranks");
+  const DistributedSampler sampler(ok, 1);
+  expect_error([&] { sampler.indices(0, 3); }, "batch 3 is outside the epoch's 3 global batches");
+  expect_error([&] { sampler.indices(-1, 0); }, "epoch must be >= 0, got -1");
+}
+
+TEST(BadInput, ReducerConstruction) {
+  const LaunchBucket launch = [](std::size_t, const FlatRange&) {
+    return coll::CollectiveHandle();
+  };
+  expect_error([&] { BucketReducer({}, launch); }, "there are no buckets");
+  expect_error(
+      [&] {
+        BucketReducer({{5, 10}, {0, 4}}, launch);
+      },
+      {"do not tile a buffer from its end down to 0", "bucket 0"});
+  expect_error([&] { BucketReducer({{5, 10}, {1, 5}}, launch); }, "bucket 1");
+  expect_error([] { BucketReducer({{0, 10}}, LaunchBucket{}); }, "launch function is empty");
+}
+
+TEST(BadInput, NodesThatDoNotDivideTheWorld) {
+  expect_error([] { coll::run_ranks(6, [](coll::Communicator& comm) { split_by_node(comm, 4); }); },
+               "nodes of 4 ranks do not divide the world of 6 ranks");
+  expect_error([] { hierarchical_cross_node_bytes(10, 4, 16, 0); }, "nodes of 0 ranks");
+}
+
+TEST(BadInput, ModelAndClassifierArguments) {
+  expect_error([] { classify_bottleneck({}); }, "no ranks to classify");
+  const std::vector<RankSpans> zero = {{0, 0, 0, 0}};
+  expect_error([&] { classify_bottleneck(zero); }, "rank 0's step time is 0 s");
+  expect_error([] { average_spans({}); }, "no steps to average");
+  Workload w;
+  w.flops_per_sample = 1;
+  expect_error([&] { predict_step(w, Cluster{}, 0, true); }, "needs ranks >= 1");
+  expect_error([] { fit_link(1, 1, 1, 2, 2); }, "needs N >= 2");
+  expect_error([] { fit_link(4, 1024, 1e-3, 1 << 24, 1e-4); }, "no positive latency and bandwidth");
+  expect_error([] { ring_all_reduce_seconds(0, 1, Link{}); }, "needs ranks >= 1");
+}
+
+TEST(BadInput, BalancingAndRestartArguments) {
+  const std::vector<std::int64_t> costs = {3, -1, 2};
+  expect_error([&] { split_by_cost(costs, 2); }, "sample 1 has a negative cost -1");
+  expect_error([] { split_by_count(4, 0); }, "ranks must be >= 1, got 0");
+  expect_error([] { max_over_mean({}); }, "no loads");
+  expect_error([] { mixed_lengths(4, 1.5, 0); }, "long share must be in [0, 1], got 1.5");
+  RestartOptions restart;
+  restart.checkpoint_path = "x";
+  restart.checkpoint_every = 0;
+  expect_error([&] { train_with_restarts(restart); }, "steps and checkpoint_every must be >= 1");
+  restart.checkpoint_every = 1;
+  restart.checkpoint_path = "";
+  expect_error([&] { train_with_restarts(restart); }, "no checkpoint path");
+}
+
+}  // namespace
+}  // namespace book::ddp
