@@ -32,6 +32,19 @@ if [[ -s docs/doxygen-warnings.log ]]; then
   exit 1
 fi
 bazel-bin/tools/docs_pages check-answers docs/html
+# Markdown emphasis Doxygen left unrendered shows as literal asterisks (**粗体** between Chinese
+# characters is not emphasis: it needs a word boundary, so write <b>粗体</b> there). Fail on any in
+# the text of the pages written in Markdown (the API pages' `char**` are code, not text).
+asterisks=$(find docs/html -maxdepth 1 -name '*.html' |
+  grep -vE '/(class|struct|namespace|union|dir_)|_8(h|cc|cu|cuh)|_source|/(annotated|hierarchy|functions|globals|files|namespaces)' |
+  sort | xargs perl -CSD -0777 -ne 's/<code\b.*?<\/code>//gs; s/<div class="fragment">.*?<!-- fragment -->//gs;
+    s/<(pre|script)\b.*?<\/\1>//gs; s/<[^>]*>//g;
+    while (/(.{0,30})\*\*(.{0,30})/g) { my ($a, $b) = ($1, $2); s/\n/ /g for $a, $b; print "$ARGV: ...$a**$b...\n" }')
+if [[ -n "$asterisks" ]]; then
+  echo "$asterisks" >&2
+  echo "docs: literal ** in the pages above: Markdown emphasis that did not render (next to Chinese text use <b>...</b>)" >&2
+  exit 1
+fi
 # MathJax from the Debian package, copied so the site works offline and from any folder.
 cp -r /usr/share/javascript/mathjax docs/html/mathjax
 echo "docs: open $(pwd)/docs/html/index.html"
