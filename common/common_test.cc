@@ -4,7 +4,10 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
+#include "common/bench_args.h"
 #include "common/buffer.h"
 #include "common/check.h"
 #include "common/rng.h"
@@ -87,6 +90,31 @@ TEST(Rng, StateRoundTrips) {
   Rng b(0);
   b.set_state(a.state());
   EXPECT_EQ(a.next_u64(), b.next_u64());
+}
+
+TEST(Timer, RelativeSpreadIsTheRangeOverTheMedian) {
+  EXPECT_DOUBLE_EQ(relative_spread({2.0, 1.5, 2.5, 2.0, 2.1}), 0.5);
+  EXPECT_DOUBLE_EQ(relative_spread({4.0}), 0.0);
+}
+
+TEST(BenchArgs, AddsRepetitionsAndInterleavingUnlessGiven) {
+  const auto args_of = [](std::vector<std::string> in) {
+    std::vector<char*> argv;
+    for (auto& s : in) argv.push_back(s.data());
+    BenchArgs args(static_cast<int>(argv.size()), argv.data());
+    std::vector<std::string> out(args.argv(), args.argv() + args.argc());
+    EXPECT_EQ(args.argv()[args.argc()], nullptr) << "argv ends with a null pointer";
+    return out;
+  };
+  EXPECT_EQ(args_of({"bench", "--benchmark_filter=x"}),
+            (std::vector<std::string>{"bench", "--benchmark_filter=x", "--benchmark_repetitions=5",
+                                      "--benchmark_enable_random_interleaving=true"}));
+  EXPECT_EQ(args_of({"bench", "--benchmark_repetitions=1",
+                     "--benchmark_enable_random_interleaving=false"}),
+            (std::vector<std::string>{"bench", "--benchmark_repetitions=1",
+                                      "--benchmark_enable_random_interleaving=false"}));
+  EXPECT_EQ(args_of({"bench", "--benchmark_repetitions_x=2"}).size(), 4u)
+      << "a flag that only starts with the name is another flag";
 }
 
 TEST(Timer, MedianIgnoresOneOutlier) {

@@ -30,6 +30,14 @@ inline double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
+/// How far apart the fastest and the slowest of `values` are, as a fraction of their median:
+/// (max − min) / median. 0.1 means the repetitions spread over 10% of the median. Requires a
+/// value.
+inline double relative_spread(const std::vector<double>& values) {
+  const auto [low, high] = std::minmax_element(values.begin(), values.end());
+  return (*high - *low) / median(values);
+}
+
 /// Runs `fn` once to warm up, then `repeats` times, and returns the median time in seconds.
 /// The median, not the mean: one preempted run on a busy laptop must not move the number.
 template <typename Fn>

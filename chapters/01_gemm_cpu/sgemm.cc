@@ -22,6 +22,16 @@ void set_sgemm_threads(int threads) {
 
 int sgemm_threads() { return g_threads; }
 
+int sgemm_thread_count() {
+  const int threads = g_threads;
+  return threads != 0 ? threads
+                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+void run_on_gemm_threads(int threads, const std::function<void(int thread)>& job) {
+  engine::run_jobs(std::max(threads, 1), job);
+}
+
 void sgemm(Transpose trans_a, Transpose trans_b, int m, int n, int k, float alpha, const float* a,
            int lda, const float* b, int ldb, float beta, float* c, int ldc) {
   const bool ta = trans_a == Transpose::kYes, tb = trans_b == Transpose::kYes;
@@ -31,9 +41,7 @@ void sgemm(Transpose trans_a, Transpose trans_b, int m, int n, int k, float alph
   const engine::Strided b_view = tb ? engine::Strided{b, 1, ldb} : engine::Strided{b, ldb, 1};
   // Threads cost tens of microseconds to start: not worth it below ~1 MFLOP.
   const double flops = 2.0 * m * n * k;
-  int threads = g_threads != 0
-                    ? g_threads.load()
-                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = sgemm_thread_count();
   if (flops < 2e6) threads = 1;
   engine::five_loops({m, n, k, alpha, a_view, b_view, beta, c, ldc}, engine::best_kernel(),
                      threads);

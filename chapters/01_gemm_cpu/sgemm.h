@@ -6,6 +6,8 @@
 /// not the reader has finished chapter 1.
 #pragma once
 
+#include <functional>
+
 namespace book::gemm {
 
 /// Whether an operand is used as stored or transposed, as in BLAS.
@@ -33,6 +35,20 @@ void set_sgemm_threads(int threads);
 
 /// The thread count set by set_sgemm_threads (0 = all hardware threads).
 int sgemm_threads();
+
+/// The threads sgemm splits a large enough product over: sgemm_threads(), or the hardware
+/// threads when that is 0. Later chapters read it as the one thread knob of their own loops too
+/// (chapter 4's training step splits its layers over this many threads).
+int sgemm_thread_count();
+
+/// Runs job(0), …, job(threads − 1) at the same time and returns when all have returned: job(0)
+/// on the calling thread, the others on the worker threads sgemm keeps for the calling thread
+/// (rung 9's team: started once, kept between calls, waiting at a spinning barrier), so that a
+/// caller's own loops and its GEMMs share one set of threads instead of two sets taking turns on
+/// the same cores. The first exception a job throws is rethrown once all have returned. One level
+/// of threads only: inside a job, sgemm runs on that job's thread alone, and a nested call runs
+/// its jobs one after another. Jobs must not wait for each other. `threads` <= 1 runs job(0) here.
+void run_on_gemm_threads(int threads, const std::function<void(int thread)>& job);
 
 /// GFLOP/s of sgemm's micro-kernel alone on one thread, called over and over on the same packed
 /// panels (128 steps of k), which stay in L1: the kernel's own ceiling, between the machine's FMA

@@ -1,5 +1,9 @@
 #include "chapters/04_training_baseline/adamw_state.h"
 
+#include <algorithm>
+
+#include "chapters/04_training_baseline/parallel.h"
+#include "chapters/04_training_baseline/profile.h"
 #include "common/check.h"
 
 namespace book::train {
@@ -26,14 +30,22 @@ void adamw_update(const ParameterLayout& layout, AdamWState& state, std::span<fl
                                                << " parameters and " << grads.size()
                                                << " gradients");
   const std::vector<SlotPiece> pieces = layout.pieces(state.begin(), state.end());  // checks
+  const LayerScope scope("AdamW");
   state.set_step(state.step() + 1);
   AdamWConfig no_decay = config;
   no_decay.weight_decay = 0;  // gains and biases are not decayed
-  for (const SlotPiece& piece : pieces) {
-    const std::size_t at = piece.begin - state.begin(), n = piece.end - piece.begin;
-    adamw_step(params.subspan(at, n), grads.subspan(at, n), state.m().subspan(at, n),
-               state.v().subspan(at, n), state.step(), lr, piece.slot->decay ? config : no_decay);
-  }
+  // Element by element: the threads take contiguous ranges of the state, each piece cut to them.
+  parallel_for(state.size(), grain_for(16), [&](std::size_t first, std::size_t last) {
+    for (const SlotPiece& piece : pieces) {
+      const std::size_t begin = std::max(piece.begin - state.begin(), first);
+      const std::size_t end = std::min(piece.end - state.begin(), last);
+      if (begin >= end) continue;
+      const std::size_t n = end - begin;
+      adamw_step(params.subspan(begin, n), grads.subspan(begin, n), state.m().subspan(begin, n),
+                 state.v().subspan(begin, n), state.step(), lr,
+                 piece.slot->decay ? config : no_decay);
+    }
+  });
 }
 //! [adamw_update]
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 
 #include "chapters/04_training_baseline/config.h"
 #include "chapters/04_training_baseline/parameters.h"
@@ -42,9 +43,13 @@ struct BlockActivations {
   int max_seq_len = 0;        ///< positions per sequence it has room for
 
   BlockActivations() = default;
-  /// Room for `max_batch` × `max_seq_len` rows of `slice`.
+  /// Room for `max_batch` × `max_seq_len` rows of `slice`. With `attention_probabilities` false
+  /// the [B, h, T, T] probabilities are not allocated: such activations serve
+  /// block_forward_rows (inference, whose attention keeps no probabilities), not block_forward
+  /// or block_backward, which refuse them.
   BlockActivations(const Config& config, const TensorParallelSlice& slice, int max_batch,
-                   int max_seq_len, MemoryTracker* tracker = nullptr);
+                   int max_seq_len, MemoryTracker* tracker = nullptr,
+                   bool attention_probabilities = true);
   /// Bytes held by the buffers.
   std::size_t bytes() const;
 };
@@ -79,6 +84,27 @@ template <typename T>
 void block_forward(const Config& config, const TensorParallelSlice& slice, const BlockTensors<T>& w,
                    int batch, int seq_len, const T* x, T* y, BlockActivations<T>& acts,
                    BlockWorkspace<T>& workspace, TensorParallelComm<T>* comm = nullptr);
+
+/// The attention of a block as the caller computes it: given qkv [rows, 3w] (each row this
+/// slice's queries of all its heads, then keys, then values, as attention_forward reads them),
+/// writes att_out [rows, w] (head h in columns [h·head_size, (h+1)·head_size)). block_forward's is
+/// causal attention within the micro-batch; an inference engine's attends to K and V it keeps
+/// elsewhere (chapter 10's KV cache), so a row can be one new token of a long sequence.
+template <typename T>
+using AttentionCore = std::function<void(const T* qkv, T* att_out)>;
+
+/// y [rows, C] = block(x [rows, C]) with the attention computed by `attention`: the same layers
+/// as block_forward (LN1, the column-parallel qkv projection, the row-parallel output
+/// projection, the residual, LN2, the MLP), on `rows` rows that need not form whole sequences.
+/// block_forward is this function with causal attention over its batch × seq_len rows. Fills the
+/// activations' per-row buffers (ln1, qkv, att_out, residual, ln2, fc, fc_gelu and the
+/// statistics) for the first `rows` rows; `acts` may be made without attention probabilities.
+/// Throws book::Error if `rows` exceeds the activations or the workspace.
+template <typename T>
+void block_forward_rows(const Config& config, const TensorParallelSlice& slice,
+                        const BlockTensors<T>& w, int rows, const T* x, T* y,
+                        BlockActivations<T>& acts, BlockWorkspace<T>& workspace,
+                        const AttentionCore<T>& attention, TensorParallelComm<T>* comm = nullptr);
 
 /// Given dy [N, C], writes dx [N, C] (overwrites) and adds into the gradients `g` of the
 /// tensors this rank stores (replicated ones — LayerNorms, b_out, b_proj — get the same full

@@ -2,11 +2,13 @@
 
 #include <cmath>
 
+#include "chapters/04_training_baseline/profile.h"
 #include "common/check.h"
 
 namespace book::train {
 
 double sum_of_squares(std::span<const float> grads) {
+  const LayerScope scope("gradient norm and clipping");
   double sum = 0;
   for (float g : grads) sum += static_cast<double>(g) * g;
   return sum;
@@ -22,6 +24,7 @@ float clip_coefficient(double sum_of_squares, double max_norm) {
 
 void scale_gradients(std::span<float> grads, float factor) {
   if (factor == 1.0f) return;
+  const LayerScope scope("gradient norm and clipping");
   for (float& g : grads) g *= factor;
 }
 

@@ -47,8 +47,9 @@ template <typename T>
 void linear_forward(const T* x, int rows, int in, const T* w, int ldw, const T* bias, int out, T* y,
                     int ldy);
 
-/// Adds dx += dy · Wᵀ (skipped when dx is null), dW += xᵀ · dy, dbias += Σ_rows dy (skipped
-/// when dbias is null). dx is [N, in] contiguous; dy has row stride ldy, W and dW stride ldw.
+/// Adds dx += dy · Wᵀ (skipped when dx is null), dW += xᵀ · dy (skipped when dw is null),
+/// dbias += Σ_rows dy (skipped when dbias is null). dx is [N, in] contiguous; dy has row stride
+/// ldy, W and dW stride ldw.
 template <typename T>
 void linear_backward(const T* dy, int ldy, const T* x, int rows, int in, const T* w, int ldw,
                      int out, T* dx, T* dw, T* dbias);

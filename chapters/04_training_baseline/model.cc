@@ -22,6 +22,10 @@ Model<T>::Model(const Config& config, int max_batch, const ModelOptions<T>& opti
       tracker_(options.tracker) {
   BOOK_CHECK(max_batch >= 1, "Model: max_batch must be >= 1, got " << max_batch);
   const TensorParallelSlice& slice = layout_.part().tensor_parallel;
+  BOOK_CHECK(!slice.split_vocabulary,
+             "Model: this part splits the vocabulary over its tensor-parallel ranks, but chapter "
+             "4's embedding and LM head read the whole vocabulary; run it with chapter 7's "
+             "tp::ParallelModel, or set split_vocabulary to false");
   if (slice.size > 1)
     BOOK_CHECK(comm_ != nullptr, "Model: tensor-parallel rank "
                                      << slice.rank << " of " << slice.size
@@ -47,12 +51,16 @@ template <typename T>
 Model<T>::~Model() = default;
 
 template <typename T>
-void Model<T>::init(std::uint64_t seed) {
+void init_parameters(const ParameterLayout& layout, std::uint64_t seed, std::span<T> params) {
+  BOOK_CHECK(params.size() == layout.total(), "init_parameters: a buffer of "
+                                                  << params.size() << " elements for a layout of "
+                                                  << layout.total());
   // The whole model's values are drawn slot by slot in the whole model's order, so every part
   // (stage, tensor-parallel slice) keeps exactly its share of a one-device initialisation.
+  const Config& config = layout.config();
   Rng rng(seed);
-  const double residual_std = 0.02 / std::sqrt(2.0 * config_.n_layer);
-  const ParameterLayout whole(config_);
+  const double residual_std = 0.02 / std::sqrt(2.0 * config.n_layer);
+  const ParameterLayout whole(config);
   std::vector<T> values;
   for (const auto& slot : whole.slots()) {
     values.resize(slot.size());
@@ -66,13 +74,21 @@ void Model<T>::init(std::uint64_t seed) {
       else
         values[i] = static_cast<T>(rng.normal() * (is_projection ? residual_std : 0.02));
     }
-    if (!layout_.contains(slot.name)) continue;
-    const TensorSlot& mine = layout_.find(slot.name);
+    if (!layout.contains(slot.name)) continue;
+    const TensorSlot& mine = layout.find(slot.name);
     for (std::size_t r = 0; r < mine.rows; ++r)
       for (std::size_t c = 0; c < mine.cols; ++c)
-        params_[mine.offset + r * mine.cols + c] =
-            values[whole_index(slot, mine, layout_.part().tensor_parallel, r, c)];
+        params[mine.offset + r * mine.cols + c] =
+            values[whole_index(slot, mine, layout.part().tensor_parallel, r, c)];
   }
+}
+
+template void init_parameters<float>(const ParameterLayout&, std::uint64_t, std::span<float>);
+template void init_parameters<double>(const ParameterLayout&, std::uint64_t, std::span<double>);
+
+template <typename T>
+void Model<T>::init(std::uint64_t seed) {
+  init_parameters(layout_, seed, params_.span());
 }
 
 template <typename T>

@@ -36,6 +36,13 @@ namespace book::train {
 /// reduce-scatters from it. Empty: no call.
 using GradientReadyHook = std::function<void(std::size_t begin, std::size_t end)>;
 
+/// GPT-2's initialisation from `seed` (see Model::init) of the part `layout` describes, into
+/// `params` (layout.total() elements): exactly that part's share of the whole model's values, so
+/// a model that is not a Model (chapter 7's tensor-parallel one) starts where the one-device run
+/// does. Throws book::Error if the buffer's size differs from the layout's.
+template <typename T>
+void init_parameters(const ParameterLayout& layout, std::uint64_t seed, std::span<T> params);
+
 /// How a Model is built besides its shape.
 template <typename T>
 struct ModelOptions {

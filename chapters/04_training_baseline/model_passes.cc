@@ -3,6 +3,7 @@
 
 #include "chapters/04_training_baseline/layers.h"
 #include "chapters/04_training_baseline/model.h"
+#include "chapters/04_training_baseline/profile.h"
 #include "common/check.h"
 
 namespace book::train {
@@ -44,9 +45,12 @@ T Model<T>::head_forward(Activations<T>& acts, const int* targets) {
   const int n = acts.batch() * acts.seq_len(), c = config_.d_model, v = config_.vocab_size;
   layernorm_forward(acts.residual(config_.n_layer), p_.lnf_gain, p_.lnf_bias, n, c,
                     acts.lnf_.data(), acts.lnf_mean_.data(), acts.lnf_rstd_.data());
-  // Tied head: logits = lnf · wteᵀ, the embedding matrix read transposed.
-  matmul<T>(false, true, n, v, c, T(1), acts.lnf_.data(), c, p_.wte, c, T(0), acts.logits_.data(),
-            v);
+  {
+    const LayerScope scope("LM head forward (GEMM)");
+    // Tied head: logits = lnf · wteᵀ, the embedding matrix read transposed.
+    matmul<T>(false, true, n, v, c, T(1), acts.lnf_.data(), c, p_.wte, c, T(0), acts.logits_.data(),
+              v);
+  }
   acts.has_targets_ = false;
   if (targets == nullptr) return T(0);
   for (int i = 0; i < n; ++i)
@@ -66,11 +70,15 @@ void Model<T>::head_backward(Activations<T>& acts, T loss_scale, const GradientR
   const int n = acts.batch() * acts.seq_len(), c = config_.d_model, v = config_.vocab_size;
   T* dlogits = dlogits_.data();
   T* dlnf = dlnf_.data();
-  std::fill(dlnf, dlnf + static_cast<std::size_t>(n) * c, T(0));
   cross_entropy_backward(acts.probs_.data(), acts.targets_.data(), n, v, loss_scale, dlogits);
-  matmul<T>(false, false, n, c, v, T(1), dlogits, v, p_.wte, c, T(1), dlnf, c);
-  matmul<T>(true, false, v, c, n, T(1), dlogits, v, acts.lnf_.data(), c, T(1), g_.wte, c);
+  {
+    const LayerScope scope("LM head backward (GEMMs)");
+    std::fill(dlnf, dlnf + static_cast<std::size_t>(n) * c, T(0));
+    matmul<T>(false, false, n, c, v, T(1), dlogits, v, p_.wte, c, T(1), dlnf, c);
+    matmul<T>(true, false, v, c, n, T(1), dlogits, v, acts.lnf_.data(), c, T(1), g_.wte, c);
+  }
   T* d_stream = acts.residual_grad(config_.n_layer);
+  const LayerScope scope("LayerNorm backward");
   std::fill(d_stream, d_stream + static_cast<std::size_t>(n) * c, T(0));
   layernorm_backward(dlnf, acts.residual(config_.n_layer), p_.lnf_gain, acts.lnf_mean_.data(),
                      acts.lnf_rstd_.data(), n, c, d_stream, g_.lnf_gain, g_.lnf_bias);

@@ -18,8 +18,11 @@ ParameterLayout::ParameterLayout(const Config& config, const ModelPart& part)
     slots_.push_back({std::move(name), total_, rows, cols, decay, split, column_groups});
     total_ += rows * cols;
   };
+  // The token embedding: whole, or this rank's rows of the vocabulary (split_vocabulary).
+  const Split vocab_split = tp.split_vocabulary ? Split::kRows : Split::kReplicated;
+  const std::size_t vocab_rows = tp.vocab_rows(config);
   if (part_.has_embedding()) {
-    add("wte", config.vocab_size, c, true);
+    add("wte", vocab_rows, c, true, vocab_split);
     add("wpe", config.context, c, true);
   }
   for (int l = part_.first_layer; l < part_.last_layer; ++l) {
@@ -40,7 +43,7 @@ ParameterLayout::ParameterLayout(const Config& config, const ModelPart& part)
   if (part_.has_head(config)) {
     add("lnf_gain", 1, c, false);
     add("lnf_bias", 1, c, false);
-    if (!part_.has_embedding()) add("wte", config.vocab_size, c, true);  // the tied LM head
+    if (!part_.has_embedding()) add("wte", vocab_rows, c, true, vocab_split);  // the tied LM head
   }
 }
 

@@ -21,7 +21,7 @@ namespace book::train {
 enum class TensorParallelSplit {
   kReplicated,  ///< every rank holds all of it (embeddings, LayerNorms, b_out, b_proj)
   kColumns,     ///< each rank holds 1/t of the columns of each column group (W_qkv, W_fc, biases)
-  kRows,        ///< each rank holds 1/t of the rows (W_out, W_proj)
+  kRows,        ///< each rank holds 1/t of the rows (W_out, W_proj; wte with split_vocabulary)
 };
 
 /// One named tensor inside the flat buffer.
@@ -112,8 +112,10 @@ struct BlockTensors {
 /// for tensors the part does not hold.
 template <typename T>
 struct ModelTensors {
-  T* wte = nullptr;  ///< [V, C] token embedding, also the LM head (tied): first and last parts
-  T* wpe = nullptr;  ///< [context, C] position embedding: first part
+  /// [V, C] token embedding, also the LM head (tied): first and last parts ([V/t, C], this rank's
+  /// rows, with TensorParallelSlice::split_vocabulary)
+  T* wte = nullptr;
+  T* wpe = nullptr;                     ///< [context, C] position embedding: first part
   std::vector<BlockTensors<T>> blocks;  ///< blocks[i] is block first_layer + i
   T* lnf_gain = nullptr;                ///< [C] final LayerNorm gain: last part
   T* lnf_bias = nullptr;                ///< [C] final LayerNorm bias: last part

@@ -13,6 +13,12 @@ void TensorParallelSlice::validate(const Config& config) const {
                                      << config.n_head
                                      << " heads evenly; use a tensor-parallel size that divides "
                                         "the number of heads");
+  if (split_vocabulary)
+    BOOK_CHECK(config.vocab_size % size == 0,
+               "TensorParallelSlice: "
+                   << size << " tensor-parallel ranks cannot split a vocabulary of "
+                   << config.vocab_size << " tokens evenly; pad the vocabulary to a multiple of "
+                   << size << " (Megatron-LM pads it to a multiple of 128·t)");
 }
 
 ModelPart ModelPart::resolved(const Config& config) const {

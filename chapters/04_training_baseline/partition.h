@@ -14,13 +14,28 @@ namespace book::train {
 /// LayerNorms and the row-parallel biases b_out and b_proj are replicated: every rank holds them,
 /// rank 0 alone adds b_out and b_proj in the forward pass (so the all-reduce sums them once),
 /// and every rank computes their (identical) gradients.
+///
+/// With `split_vocabulary` the token embedding, which is also the tied LM head, is split too:
+/// rank r holds rows [r·V/t, (r+1)·V/t) of wte (Megatron-LM's vocabulary-parallel embedding).
+/// Chapter 7's tp::ParallelModel runs such parts; chapter 4's Model refuses them, because its
+/// embedding and head read the whole vocabulary.
 struct TensorParallelSlice {
-  int rank = 0;  ///< this rank's index in the tensor-parallel group
-  int size = 1;  ///< t, ranks in the group
+  int rank = 0;                   ///< this rank's index in the tensor-parallel group
+  int size = 1;                   ///< t, ranks in the group
+  bool split_vocabulary = false;  ///< whether wte's rows are split over the group too
 
-  /// Throws book::Error unless 0 <= rank < size and t divides the heads. (d_ff = 4·d_model =
-  /// 4·H·head_size, so t then divides the MLP's hidden units too.)
+  /// Throws book::Error unless 0 <= rank < size and t divides the heads, and, with
+  /// split_vocabulary, the vocabulary. (d_ff = 4·d_model = 4·H·head_size, so t then divides the
+  /// MLP's hidden units too.)
   void validate(const Config& config) const;
+  /// Rows of wte this rank holds: V / t with split_vocabulary, else V.
+  int vocab_rows(const Config& config) const {
+    return split_vocabulary ? config.vocab_size / size : config.vocab_size;
+  }
+  /// The first token id of this rank's rows of wte (0 without split_vocabulary).
+  int vocab_begin(const Config& config) const {
+    return split_vocabulary ? rank * vocab_rows(config) : 0;
+  }
   /// Heads per rank, H / t.
   int heads(const Config& config) const { return config.n_head / size; }
   /// This rank's first head.

@@ -7,6 +7,7 @@
 #include "chapters/04_training_baseline/checkpoint.h"
 #include "chapters/04_training_baseline/clipping.h"
 #include "chapters/04_training_baseline/mixed_precision.h"
+#include "chapters/04_training_baseline/profile.h"
 #include "chapters/04_training_baseline/step.h"
 #include "common/check.h"
 
@@ -92,10 +93,16 @@ StepResult Trainer::step() {
   const bool fp16 = options_.precision == DType::kF16;
   result.loss_scale = fp16 ? scaler_.scale() : 1.0f;
 
-  model_.zero_grad();
+  {
+    const LayerScope scope("zero gradients");
+    model_.zero_grad();
+  }
   double loss_sum = 0;
   for (int micro = 0; micro < options_.accumulation; ++micro) {
-    const Batch batch = task_.batch(data_rng_, Split::kTrain, options_.micro_batch);
+    const Batch batch = [&] {
+      const LayerScope scope("sample a batch");
+      return task_.batch(data_rng_, Split::kTrain, options_.micro_batch);
+    }();
     // Each micro-batch's loss is a mean, so dividing by the count makes the sum a mean too.
     loss_sum += forward_backward(
         model_, batch, result.loss_scale / static_cast<float>(options_.accumulation), acts_);
@@ -226,6 +233,21 @@ void Trainer::load(const std::string& path) {
   scaler_.restore(in.read_value<float>("loss_scale"),
                   in.read_value<std::int32_t>("loss_scale_clean_steps"));
   if (mixed()) refresh_low_weights();
+}
+
+ModelWeights read_model_weights(const std::string& path) {
+  const CheckpointReader in(path);
+  ModelWeights model;
+  model.config = in.read_value<Config>("config");
+  model.config.validate();
+  const auto code = in.read_value<std::int32_t>("precision");
+  BOOK_CHECK(code >= 0 && code <= 2, "checkpoint " << path << " has an unknown precision code "
+                                                   << code << " (0 f32, 1 bf16, 2 f16)");
+  model.precision = code == 0 ? DType::kF32 : code == 1 ? DType::kBF16 : DType::kF16;
+  model.step = in.read_value<std::int64_t>("step");
+  model.weights.resize(ParameterLayout(model.config).total());
+  in.read_array<float>("weights", std::span<float>(model.weights));  // checks the size
+  return model;
 }
 
 MemoryReport Trainer::memory() const {

@@ -72,6 +72,21 @@ struct MemoryReport {
   double state_bytes_per_parameter() const;
 };
 
+/// The model half of a checkpoint that Trainer::save wrote: what an inference engine needs
+/// (chapter 10 serves it), without the optimizer, the data stream or the loss scale.
+struct ModelWeights {
+  Config config;                  ///< the model's shape
+  DType precision = DType::kF32;  ///< the precision the run trained in
+  std::int64_t step = 0;          ///< optimizer steps done when it was saved
+  /// Every parameter in ParameterLayout(config)'s order, FP32 (the master weights of a
+  /// mixed-precision run): copy them into a whole Model<float>'s params().
+  std::vector<float> weights;
+};
+
+/// Reads the model half of a checkpoint written by Trainer::save. Throws book::Error if the file
+/// is missing, corrupted, of another format version, or its weights do not fit its config.
+ModelWeights read_model_weights(const std::string& path);
+
 /// One training run. Every buffer it uses is allocated when it is built and reported to its
 /// MemoryTracker, in this order: the model's parameters, gradients and workspace; one
 /// micro-batch's activations; in mixed precision the FP32 master weights; Adam's m and v; in

@@ -1,17 +1,22 @@
-// The public sgemm (not an exercise: it always runs the engine with its own pieces). BLAS semantics with
-// transposes, alpha, beta, padded leading dimensions, and beta == 0 never reading C.
+// The public sgemm (not an exercise: it always runs the engine with its own pieces). BLAS semantics
+// with transposes, alpha, beta, padded leading dimensions, and beta == 0 never reading C.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <limits>
 #include <thread>
 #include <vector>
 
 #include "chapters/01_gemm_cpu/sgemm.h"
+#include "common/check.h"
+#include "common/testing/expect_error.h"
 #include "tests/01_gemm_cpu/checking.h"
 
 namespace book::gemm {
 namespace {
 
+using ::book::testing::expect_error;
 using testing::random_matrix;
 using testing::Shape;
 
@@ -84,8 +89,69 @@ TEST(Sgemm, ReusedTeamsAndConcurrentCallersStayCorrect) {
 TEST(Sgemm, ThreadSettingRoundTrips) {
   set_sgemm_threads(3);
   EXPECT_EQ(sgemm_threads(), 3);
+  EXPECT_EQ(sgemm_thread_count(), 3);
   set_sgemm_threads(0);
   EXPECT_EQ(sgemm_threads(), 0);
+  EXPECT_EQ(sgemm_thread_count(),
+            static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+}
+
+// run_on_gemm_threads: every job once, at the same time on distinct threads, the caller's job(0).
+TEST(GemmThreads, RunsEveryJobOnceOnItsOwnThread) {
+  for (int threads : {1, 2, 3, 2, 4}) {
+    std::vector<std::thread::id> ran_on(threads);
+    std::vector<int> runs(threads, 0);
+    std::atomic<int> arrived{0};
+    run_on_gemm_threads(threads, [&](int t) {
+      ran_on[t] = std::this_thread::get_id();
+      runs[t] += 1;
+      // Every job waits here until all have started: they can only all arrive if they run at
+      // the same time (bounded, so a failure is a message, not a hang).
+      arrived += 1;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (arrived.load() < threads && std::chrono::steady_clock::now() < deadline) {
+      }
+    });
+    EXPECT_EQ(arrived.load(), threads) << threads << " jobs did not all run at once";
+    EXPECT_EQ(ran_on[0], std::this_thread::get_id()) << "job 0 runs on the calling thread";
+    for (int t = 0; t < threads; ++t) {
+      EXPECT_EQ(runs[t], 1) << "job " << t << " of " << threads;
+      for (int u = 0; u < t; ++u)
+        EXPECT_NE(ran_on[t], ran_on[u]) << "jobs " << u << " and " << t << " of " << threads;
+    }
+  }
+}
+
+TEST(GemmThreads, AJobsErrorReachesTheCallerAndTheTeamCarriesOn) {
+  expect_error(
+      [] {
+        run_on_gemm_threads(2, [](int t) {
+          if (t == 1) throw Error("job 1 failed on purpose");
+        });
+      },
+      "job 1 failed on purpose");
+  int ran = 0;
+  run_on_gemm_threads(2, [&](int t) {
+    if (t == 1) ran = 1;
+  });
+  EXPECT_EQ(ran, 1) << "the worker that threw must still take jobs";
+}
+
+// One level of threads: inside a job, sgemm runs on that job's thread (still correct), and a
+// nested call runs its jobs in turn on it.
+TEST(GemmThreads, NestedCallsRunOnTheJobsThread) {
+  set_sgemm_threads(2);
+  std::vector<std::vector<std::thread::id>> nested(2);
+  run_on_gemm_threads(2, [&](int t) {
+    run_on_gemm_threads(3, [&](int) { nested[t].push_back(std::this_thread::get_id()); });
+    check_sgemm(Transpose::kYes, Transpose::kNo, {90 + t, 150, 70, 1, 0, 2}, 1.0f, 0.5f, 2);
+  });
+  set_sgemm_threads(0);
+  for (int t = 0; t < 2; ++t) {
+    ASSERT_EQ(nested[t].size(), 3u) << "job " << t;
+    for (const auto& id : nested[t]) EXPECT_EQ(id, nested[t][0]) << "job " << t;
+  }
+  EXPECT_NE(nested[0][0], nested[1][0]);
 }
 
 }  // namespace

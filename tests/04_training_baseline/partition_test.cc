@@ -128,6 +128,59 @@ TEST(ModelPart, InitialisesItsShareOfTheWholeModel) {
       << "a part's initialisation must be its share of the whole model's, bit for bit";
 }
 
+TEST(VocabularySplit, ARankHoldsItsRowsOfTheTiedEmbeddingAndItsShareOfTheInitialisation) {
+  // Chapter 7's vocabulary-parallel embedding and head: wte [V, C] split by rows, V/t each.
+  const Config c = tiny_config();  // V = 12
+  const ParameterLayout whole(c);
+  std::vector<double> data(whole.total());
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<double>(i);
+  std::vector<double> whole_init(whole.total());
+  init_parameters<double>(whole, 11, whole_init);
+  for (int t : {2, 3, 4}) {
+    if (c.n_head % t != 0) continue;
+    std::vector<double> rebuilt(whole.total(), std::numeric_limits<double>::quiet_NaN());
+    for (int r = 0; r < t; ++r) {
+      const ParameterLayout layout(c, {0, -1, {r, t, true}});
+      const TensorSlot& wte = layout.find("wte");
+      EXPECT_EQ(wte.rows, static_cast<std::size_t>(c.vocab_size / t))
+          << "rank " << r << " of " << t;
+      EXPECT_EQ(wte.split, TensorParallelSplit::kRows);
+      EXPECT_EQ(layout.part().tensor_parallel.vocab_begin(c), r * c.vocab_size / t);
+      std::vector<double> shard(layout.total());
+      copy_from_whole<double>(whole, data, layout, shard);
+      EXPECT_EQ(shard[wte.offset],
+                data[whole.find("wte").offset + r * (c.vocab_size / t) * c.d_model])
+          << "rank " << r << "'s first row of wte is token " << r * c.vocab_size / t;
+      copy_to_whole<double>(layout, shard, whole, rebuilt);
+      std::vector<double> init(layout.total()), want(layout.total());
+      init_parameters<double>(layout, 11, init);
+      copy_from_whole<double>(whole, whole_init, layout, want);
+      EXPECT_EQ(std::memcmp(init.data(), want.data(), init.size() * sizeof(double)), 0)
+          << "rank " << r << " of " << t << ": a part's initialisation is its share of the whole's";
+    }
+    EXPECT_EQ(std::memcmp(rebuilt.data(), data.data(), data.size() * sizeof(double)), 0)
+        << t << " ranks' vocabulary-split parts do not rebuild the whole buffer";
+  }
+  // A last stage without the embeddings holds its rows of the head's copy of wte.
+  const ParameterLayout last(c, {2, 3, {1, 2, true}});
+  EXPECT_EQ(last.find("wte").rows, static_cast<std::size_t>(c.vocab_size / 2));
+  Config odd = c;
+  odd.vocab_size = 10;
+  expect_error(
+      [&] {
+        ParameterLayout(odd, {0, -1, {0, 4, true}});
+      },
+      {"4 tensor-parallel ranks cannot split a vocabulary of 10 tokens evenly",
+       "pad the vocabulary to a multiple of 4"});
+  std::vector<double> wrong(3);
+  expect_error([&] { init_parameters<double>(whole, 1, wrong); },
+               "a buffer of 3 elements for a layout of " + std::to_string(whole.total()));
+  ModelOptions<double> split;
+  split.part.tensor_parallel = {0, 1, true};
+  expect_error([&] { Model<double>(c, 1, split); },
+               {"splits the vocabulary", "chapter 7's tp::ParallelModel"});
+}
+
 TEST(FakeGroup, CollectivesSumAndGatherInRankOrder) {
   constexpr int kRanks = 3;
   constexpr std::size_t kPer = 5;

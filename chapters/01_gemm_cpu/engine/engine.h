@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 
 #include "chapters/01_gemm_cpu/gemm.h"
 
@@ -124,6 +125,16 @@ void five_loops(const Problem& problem, const KernelSpec& kernel, int threads,
 /// stub's NotImplemented) pass through.
 void check_thread_loop(decltype(&book::gemm::five_loops_thread) loop, const LoopSizes& sizes,
                        int threads);
+
+/// Runs job(0), …, job(threads − 1) at once: job(0) on the calling thread, the others on its team
+/// (team.h: the workers five_loops() runs on, kept between calls). Returns when all have returned
+/// and rethrows the first exception a job threw. One level only: called from inside a job, it runs
+/// the jobs one after another on that thread, and five_loops() runs on one thread. Jobs must not
+/// wait for each other. What book::gemm::run_on_gemm_threads (sgemm.h) runs.
+void run_jobs(int threads, const std::function<void(int)>& job);
+
+/// Whether the calling thread is running a job of run_jobs().
+bool in_parallel_job();
 
 /// The Problem C = A·B for the rungs' plain row-major signature.
 inline Problem plain(int m, int n, int k, const float* a, int lda, const float* b, int ldb,

@@ -50,6 +50,7 @@ void macro_kernel(const Problem& pr, const KernelSpec& ks, const Pieces& pieces,
 struct Workspace {
   AlignedBuffer<float> a;               // the shared MC×KC block of A
   std::vector<AlignedBuffer<float>> b;  // each thread's KC×NC block of B
+  std::vector<float*> b_data;           // their data, for the threads
 };
 
 float* at_least(AlignedBuffer<float>& buffer, std::size_t size) {
@@ -105,22 +106,45 @@ class EngineWork final : public ThreadWork {
   float* packed_b_;  // this thread's block of B
 };
 
+// The dry run of a per-thread loop that is not the engine's own (check_thread_loop), once per
+// loop, shape and thread count in a row: a benchmark or a training step calls the same shape over
+// and over, and the check's verdict cannot change between them.
+void check_once(decltype(&book::gemm::five_loops_thread) loop, const LoopSizes& sizes,
+                int threads) {
+  struct Checked {
+    decltype(&book::gemm::five_loops_thread) loop = nullptr;
+    LoopSizes sizes{};
+    int threads = 0;
+  };
+  static thread_local Checked last;
+  const LoopSizes& s = last.sizes;
+  if (last.loop == loop && last.threads == threads && s.m == sizes.m && s.n == sizes.n &&
+      s.k == sizes.k && s.mr == sizes.mr && s.nr == sizes.nr && s.mc == sizes.mc &&
+      s.kc == sizes.kc && s.nc == sizes.nc)
+    return;
+  check_thread_loop(loop, sizes, threads);  // throws: not remembered
+  last = {loop, sizes, threads};
+}
+
 }  // namespace
 
 void five_loops(const Problem& pr, const KernelSpec& ks, int threads, const Pieces& pieces) {
   const int col_panels = (pr.n + ks.nr - 1) / ks.nr;
   threads = std::clamp(threads, 1, col_panels);  // at least one B micro-panel per thread
+  if (in_parallel_job()) threads = 1;            // one level of threads (run_jobs)
   const LoopSizes sizes{pr.m, pr.n, pr.k, ks.mr, ks.nr, ks.mc, ks.kc, ks.nc};
   if (pieces.five_loops_thread != kOwnPieces.five_loops_thread)
-    check_thread_loop(pieces.five_loops_thread, sizes, threads);
+    check_once(pieces.five_loops_thread, sizes, threads);
 
   const int kc_max = std::min(ks.kc, pr.k);
   const int mc_max = std::min(ks.mc, (pr.m + ks.mr - 1) / ks.mr * ks.mr);
   static thread_local Workspace workspace;
-  static thread_local Team team;
   float* pa = at_least(workspace.a, static_cast<std::size_t>(kc_max) * (mc_max + ks.mr));
-  if (static_cast<int>(workspace.b.size()) < threads) workspace.b.resize(threads);
-  std::vector<float*> pbs(threads);
+  if (static_cast<int>(workspace.b.size()) < threads) {
+    workspace.b.resize(threads);
+    workspace.b_data.resize(threads);
+  }
+  std::vector<float*>& pbs = workspace.b_data;
   for (int t = 0; t < threads; ++t)
     pbs[t] = at_least(workspace.b[t], static_cast<std::size_t>(kc_max) * (ks.nc + ks.nr));
   std::optional<SpinBarrier> barrier;
@@ -131,7 +155,7 @@ void five_loops(const Problem& pr, const KernelSpec& ks, int threads, const Piec
     EngineWork work(shared, pbs[t]);
     pieces.five_loops_thread(t, threads, work);
   };
-  team.run(threads, job);
+  team_of_this_thread().run(threads, job);
 }
 
 }  // namespace book::gemm::engine

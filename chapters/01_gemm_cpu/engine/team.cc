@@ -3,6 +3,8 @@
 #include <immintrin.h>
 
 #include <chrono>
+#include <exception>
+#include <mutex>
 
 namespace book::gemm::engine {
 
@@ -27,9 +29,10 @@ void SpinBarrier::arrive_and_wait() {
 
 void Team::run(int threads, const std::function<void(int)>& job) {
   if (threads == 1) return job(0);
-  if (threads != size_) start(threads);
+  if (threads > size_) start(threads);
   job_ = &job;
-  go_->arrive_and_wait();  // the barrier publishes job_ to the workers
+  active_ = threads;
+  go_->arrive_and_wait();  // the barrier publishes job_ and active_ to the workers
   job(0);
   done_->arrive_and_wait();
 }
@@ -44,12 +47,46 @@ void Team::start(int threads) {
       for (;;) {
         go_->arrive_and_wait();
         if (quit_) return;
-        (*job_)(t);
+        if (t < active_) (*job_)(t);
         done_->arrive_and_wait();
       }
     });
 }
 //! [team]
+
+Team& team_of_this_thread() {
+  static thread_local Team team;
+  return team;
+}
+
+namespace {
+thread_local bool t_in_job = false;  // this thread is running a job of run_jobs
+}
+
+bool in_parallel_job() { return t_in_job; }
+
+//! [run-jobs]
+void run_jobs(int threads, const std::function<void(int)>& job) {
+  if (threads <= 1 || t_in_job) {  // one level of threads only: a nested call runs in turn
+    for (int t = 0; t < threads; ++t) job(t);
+    return;
+  }
+  std::exception_ptr first_error;
+  std::mutex error_mutex;
+  const std::function<void(int)> guarded = [&](int t) {
+    t_in_job = true;
+    try {
+      job(t);
+    } catch (...) {  // a worker must not die with it: hand it to the caller
+      const std::lock_guard lock(error_mutex);
+      if (!first_error) first_error = std::current_exception();
+    }
+    t_in_job = false;
+  };
+  team_of_this_thread().run(threads, guarded);
+  if (first_error) std::rethrow_exception(first_error);
+}
+//! [run-jobs]
 
 void Team::stop() {
   if (workers_.empty()) return;

@@ -30,7 +30,7 @@ class SpinBarrier {
 
 /// Worker threads kept between calls, as OpenBLAS and BLIS keep theirs: starting a thread costs
 /// tens of microseconds, a large share of a small multiply on two cores. Use one team per calling
-/// thread, so two callers never wait for each other's workers.
+/// thread (team_of_this_thread()), so two callers never wait for each other's workers.
 class Team {
  public:
   Team() = default;
@@ -38,8 +38,10 @@ class Team {
   Team& operator=(const Team&) = delete;
   ~Team() { stop(); }
 
-  /// Runs job(0) on the calling thread and job(1) … job(threads − 1) on the workers (started or
-  /// restarted when `threads` changes); returns when all have finished.
+  /// Runs job(0) on the calling thread and job(1) … job(threads − 1) on the workers; returns when
+  /// all have finished. The team grows (restarts) when `threads` is more than it has, and keeps
+  /// its size for fewer, its extra workers passing the barriers without a job: a caller that
+  /// alternates two counts (a 2-thread GEMM, a 1-range layer) never restarts it.
   void run(int threads, const std::function<void(int)>& job);
 
  private:
@@ -47,10 +49,14 @@ class Team {
   void stop();
 
   int size_ = 1;
+  int active_ = 1;  // the threads of the current job; workers from here on skip it
   std::optional<SpinBarrier> go_, done_;
   std::vector<std::jthread> workers_;
   const std::function<void(int)>* job_ = nullptr;
   bool quit_ = false;
 };
+
+/// The calling thread's team (made on first use, stopped when the thread ends).
+Team& team_of_this_thread();
 
 }  // namespace book::gemm::engine
