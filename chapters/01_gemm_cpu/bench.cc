@@ -3,6 +3,8 @@
 //
 //   bazel run -c opt //chapters/01_gemm_cpu:bench
 //   bazel run -c opt //chapters/01_gemm_cpu:bench -- --benchmark_filter='07|OpenBLAS'
+// Every benchmark runs 5 times in a random interleaved order (common/bench_args.h); the tables
+// show the medians.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -11,11 +13,13 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "chapters/01_gemm_cpu/blis_peer.h"
 #include "chapters/01_gemm_cpu/dispatch.h"
 #include "chapters/01_gemm_cpu/openblas_peer.h"
+#include "common/bench_args.h"
 #include "common/benchmark_flags.h"
 #include "common/buffer.h"
 #include "common/check.h"
@@ -58,57 +62,59 @@ void run_square(benchmark::State& state,
 // thread and on all threads at the same n.
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
-  // One result per benchmark: with --benchmark_repetitions, the median of the repetitions.
+  // One result per benchmark: with --benchmark_repetitions, the median of the repetitions and
+  // their spread. With random interleaving each repetition arrives in a call of its own, then
+  // the aggregates, so the repetitions are collected across calls.
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
-    std::vector<double> repetitions;
-    double reported_median = -1;
-    std::string name;
     for (const Run& run : runs) {
       const auto it = run.counters.find("FLOP/s");
       if (run.error_occurred || it == run.counters.end()) continue;
-      name = run.run_name.function_name;  // without the "/real_time" or "_median" suffixes
-      if (run.run_type == Run::RT_Iteration) repetitions.push_back(it->second.value * 1e-9);
-      if (run.run_type == Run::RT_Aggregate && run.aggregate_name == "median")
-        reported_median = it->second.value * 1e-9;
+      // Without the "/real_time" or "_median" suffixes; args: "n".
+      Result& r = result(run.run_name.function_name, std::stoi(run.run_name.args));
+      if (run.run_type == Run::RT_Iteration) r.repetitions.push_back(it->second.value * 1e-9);
     }
-    if (name.empty()) return;
-    const double gflops = reported_median >= 0 ? reported_median : median(repetitions);
-    const int n = std::stoi(runs.front().run_name.args);  // args: "n"
-    // With repetitions this is called twice (the runs, then the aggregates): the median wins.
-    for (Result& r : results_)
-      if (r.name == name && r.n == n) {
-        if (reported_median >= 0) r.gflops = gflops;
-        return;
-      }
-    results_.push_back({name, n, gflops});
   }
   void Finalize() override {
     ConsoleReporter::Finalize();
     std::map<std::pair<std::string, int>, double> by;
-    for (const auto& r : results_) by[{r.name, r.n}] = r.gflops;
-    Table table({"benchmark", "n", "GFLOP/s", "x OpenBLAS 1 thread", "x OpenBLAS all threads"});
+    // Random interleaving reports in a random order: the table goes by size, then by name.
+    std::sort(results_.begin(), results_.end(), [](const Result& x, const Result& y) {
+      return std::tie(x.n, x.name) < std::tie(y.n, y.name);
+    });
+    for (const auto& r : results_) by[{r.name, r.n}] = median(r.repetitions);
+    Table table({"benchmark", "n", "GFLOP/s (median)", "spread", "x OpenBLAS 1 thread",
+                 "x OpenBLAS all threads"});
     for (const auto& r : results_) {
+      const double gflops = by[{r.name, r.n}];
       const double one = by[{"OpenBLAS 1 thread", r.n}], all = by[{"OpenBLAS all threads", r.n}];
-      table.add_row({r.name, std::to_string(r.n), fixed(r.gflops, 2),
-                     one > 0 ? fixed(r.gflops / one, 3) : "-",
-                     all > 0 ? fixed(r.gflops / all, 3) : "-"});
+      table.add_row({r.name, std::to_string(r.n), fixed(gflops, 2),
+                     fixed(100 * relative_spread(r.repetitions), 1) + "%",
+                     one > 0 ? fixed(gflops / one, 3) : "-",
+                     all > 0 ? fixed(gflops / all, 3) : "-"});
     }
-    std::cout << "\n" << table.markdown();
+    std::cout << "\n"
+              << table.markdown() << "spread = (slowest - fastest) / median of the repetitions\n";
   }
 
  private:
   struct Result {
     std::string name;
     int n;
-    double gflops;
+    std::vector<double> repetitions;  // GFLOP/s of each repetition
   };
+  Result& result(const std::string& name, int n) {
+    for (Result& r : results_)
+      if (r.name == name && r.n == n) return r;
+    results_.push_back({name, n, {}});
+    return results_.back();
+  }
   std::vector<Result> results_;
 };
 
 void register_all() {
   const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const std::vector<int> sizes{256, 512, 1024, 2048};
+  const std::vector<int> sizes{256, 512, 1024, 2048, 4096};
   auto add = [&](const std::string& name, auto call, int max_n) {
     for (int n : sizes)
       if (n <= max_n)
@@ -128,8 +134,12 @@ void register_all() {
         1 << 30);
   }
   for (Rung rung : all_rungs()) {
-    // Rungs 1-3 take seconds per call at n = 1024 and minutes at 2048.
-    const int max_n = rung == Rung::kNaive ? 512 : rung <= Rung::kBlocked ? 1024 : 1 << 30;
+    // Rungs 1-3 take seconds per call at n = 1024 and minutes at 2048; n = 4096 is for the fast
+    // rungs (8 and 9, the engine the later chapters use) and the peers.
+    const int max_n = rung == Rung::kNaive     ? 512
+                      : rung <= Rung::kBlocked ? 1024
+                      : rung < Rung::kAvx512   ? 2048
+                                               : 1 << 30;
     add(
         rung_name(rung),
         [rung](int n, const float* a, const float* b, float* c) {
@@ -154,7 +164,8 @@ void register_all() {
 }  // namespace book::gemm
 
 int bench_main(int argc, char** argv) {
-  book::init_benchmark(&argc, argv);
+  book::BenchArgs args(argc, argv);  // 5 repetitions, randomly interleaved, unless told otherwise
+  book::init_benchmark(&args.argc(), args.argv());  // unknown flags refused; the machine's load
   std::cout << "OpenBLAS core: " << book::gemm::openblas_core_name() << "; cblas_sgemm from "
             << book::gemm::openblas_cblas_library() << "\n";
   book::gemm::register_all();

@@ -5,8 +5,10 @@
 //   bazel run -c opt //chapters/03_collectives:busbw                    # 1 KiB … 256 MiB
 //   bazel run -c opt //chapters/03_collectives:busbw -- --tour          # quick, with tour lines
 //   bazel run -c opt //chapters/03_collectives:busbw -- --trace /tmp/ring.json
-//   options: --ranks N (default 4), --max-mib M (default 256); --help lists them
+//   options: --ranks N (default 4), --max-mib M (default 256), --repetitions R (default 5);
+//   --help lists them
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -27,49 +29,67 @@
 namespace book::coll {
 namespace {
 
-// Seconds per all-reduce of `bytes` on `ranks` threads: one warm-up call, then three batches of
-// `reps` calls, each between two barriers (the last one waits for the slowest rank); the median
-// batch, as rank 0 sees it. The median, because this machine is shared with other work.
+// When each rank started and finished a timed batch. A batch's time runs from the first rank's
+// start to the last rank's end: timed on one rank alone, a batch whose ranks left the barrier at
+// different times (a late wake-up) would let the first ranks copy with the memory bus to
+// themselves and look faster than ranks that really copy at once.
+class Window {
+ public:
+  explicit Window(int ranks) : start_(ranks), end_(ranks) {}
+  void start(int rank) { start_[rank] = Clock::now(); }
+  void end(int rank) { end_[rank] = Clock::now(); }
+  double seconds() const {
+    return std::chrono::duration<double>(*std::max_element(end_.begin(), end_.end()) -
+                                         *std::min_element(start_.begin(), start_.end()))
+        .count();
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::vector<Clock::time_point> start_, end_;  // each rank writes only its own slot
+};
+
+// Seconds per all-reduce of `bytes` on `ranks` threads, one measurement: one warm-up call, a
+// barrier, then `reps` calls, from the first rank's start to the last rank's end.
 double time_all_reduce(int ranks, std::size_t bytes, Algorithm algorithm, int reps) {
-  std::vector<double> batches;
+  Window window(ranks);
   run_ranks(ranks, [&](Communicator& comm) {
     std::vector<float> data(bytes / sizeof(float), 1.0f + static_cast<float>(comm.rank()));
     comm.all_reduce(std::span<float>(data), ReduceOp::kSum, algorithm);
-    for (int batch = 0; batch < 3; ++batch) {
-      comm.barrier();
-      Timer timer;
-      for (int i = 0; i < reps; ++i)
-        comm.all_reduce(std::span<float>(data), ReduceOp::kSum, algorithm);
-      comm.barrier();
-      if (comm.rank() == 0) batches.push_back(timer.seconds() / reps);
-    }
+    comm.barrier();
+    window.start(comm.rank());
+    for (int i = 0; i < reps; ++i)
+      comm.all_reduce(std::span<float>(data), ReduceOp::kSum, algorithm);
+    window.end(comm.rank());
   });
-  std::sort(batches.begin(), batches.end());
-  return batches[1];
+  return window.seconds() / reps;
 }
 
-// Each of `ranks` threads copying its own `bytes`-byte buffer at the same time: S / t per thread,
-// in GB/s, median of three batches. This is a rank's "link" on the threads backend: every byte a
-// rank receives is a copy made while the other ranks copy too.
-double concurrent_memcpy_gbs(int ranks, std::size_t bytes, int reps) {
-  std::vector<double> batches;
+// Each of `ranks` threads copying its own `bytes`-byte buffer at the same time: seconds per copy,
+// one measurement, timed like the all-reduce. This is a rank's "link" on the threads backend:
+// every byte a rank receives is a copy made while the other ranks copy too.
+double time_concurrent_memcpy(int ranks, std::size_t bytes, int reps) {
+  Window window(ranks);
   run_ranks(ranks, [&](Communicator& comm) {
     AlignedBuffer<char> from(bytes, static_cast<char>(comm.rank())), to(bytes, 0);
     std::memcpy(to.data(), from.data(), bytes);  // warm-up
-    for (int batch = 0; batch < 3; ++batch) {
-      comm.barrier();
-      Timer timer;
-      for (int i = 0; i < reps; ++i) {
-        std::memcpy(to.data(), from.data(), bytes);
-        from[i % bytes] = to[(i + 1) % bytes];  // keep the copies observable
-      }
-      comm.barrier();
-      if (comm.rank() == 0) batches.push_back(timer.seconds() / reps);
+    comm.barrier();
+    window.start(comm.rank());
+    for (int i = 0; i < reps; ++i) {
+      std::memcpy(to.data(), from.data(), bytes);
+      from[i % bytes] = to[(i + 1) % bytes];  // keep the copies observable
     }
+    window.end(comm.rank());
   });
-  std::sort(batches.begin(), batches.end());
-  return algbw_gbs(bytes, batches[1]);
+  return window.seconds() / reps;
 }
+
+// The bandwidths of one row's repetitions in GB/s: their median and spread ((max - min) / median).
+struct Measured {
+  std::vector<double> gbs;
+  double median_gbs() const { return median(gbs); }
+  std::string spread() const { return fixed(100 * relative_spread(gbs), 1) + "%"; }
+};
 
 // Bytes one rank sends in one ring all-reduce of `bytes`, counted by the communicator.
 std::uint64_t ring_bytes_sent(int ranks, std::size_t bytes) {
@@ -127,39 +147,52 @@ int run(int argc, char** argv) {
   if (tour) sizes.push_back(64u << 20);  // the size the chapter's bandwidth claim is about
   const std::size_t budget = tour ? (16u << 20) : (256u << 20);
   const std::string per_thread = "memcpy (each of " + std::to_string(ranks) + " threads at once)";
-  Table table({"size", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
+  const double bus_factor = all_reduce_bus_factor(ranks);
+  Table table({"size", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "spread",
                "busbw / concurrent memcpy"});
   std::map<std::size_t, std::map<std::string, double>> busbw;
   std::map<std::size_t, double> link_at;
   for (std::size_t bytes : sizes) {
     const int reps = repetitions_for(bytes, budget);
     const double copy = memcpy_gbs(bytes, std::max(3, reps));
-    const double link = concurrent_memcpy_gbs(ranks, bytes, reps);
-    link_at[bytes] = link;
+    const bool big_tour_size = tour && bytes > max_bytes;
+    std::vector<Algorithm> algorithms;
+    for (Algorithm algo :
+         {Algorithm::kNaive, Algorithm::kTree, Algorithm::kRing, Algorithm::kRingFused})
+      if (!big_tour_size || algo == Algorithm::kRing || algo == Algorithm::kRingFused)
+        algorithms.push_back(algo);
+    // The rows of one size in turns, --repetitions times, so that a change in the machine's load
+    // hits the link (concurrent memcpy) and the all-reduces alike.
+    Measured link;
+    std::map<Algorithm, Measured> by_algorithm;
+    for (int repetition = 0; repetition < options.repetitions; ++repetition) {
+      std::fprintf(stderr, "[busbw] %d ranks, %s x %d, repetition %d of %d ...\n", ranks,
+                   format_bytes(bytes).c_str(), reps, repetition + 1, options.repetitions);
+      link.gbs.push_back(algbw_gbs(bytes, time_concurrent_memcpy(ranks, bytes, reps)));
+      for (Algorithm algo : algorithms)
+        by_algorithm[algo].gbs.push_back(
+            algbw_gbs(bytes, time_all_reduce(ranks, bytes, algo, reps)));
+    }
+    const double link_gbs = link.median_gbs();
+    link_at[bytes] = link_gbs;
     const auto micros = [bytes](double gbs) { return fixed(bytes / gbs * 1e-3, 1); };
     table.add_row({format_bytes(bytes), "memcpy (1 thread)", micros(copy), fixed(copy, 2),
-                   fixed(copy, 2), fixed(copy / link, 2)});
-    table.add_row(
-        {format_bytes(bytes), per_thread, micros(link), fixed(link, 2), fixed(link, 2), "1.00"});
-    const bool big_tour_size = tour && bytes > max_bytes;
-    for (Algorithm algo :
-         {Algorithm::kNaive, Algorithm::kTree, Algorithm::kRing, Algorithm::kRingFused}) {
-      const bool is_ring = algo == Algorithm::kRing || algo == Algorithm::kRingFused;
-      if (big_tour_size && !is_ring) continue;
-      std::fprintf(stderr, "[busbw] %d ranks, %s, %s x %d ...\n", ranks,
-                   format_bytes(bytes).c_str(), algorithm_name(algo), reps);
-      const double seconds = time_all_reduce(ranks, bytes, algo, reps);
-      const double alg = algbw_gbs(bytes, seconds);
-      const double bus = alg * all_reduce_bus_factor(ranks);
+                   fixed(copy, 2), "", fixed(copy / link_gbs, 2)});
+    table.add_row({format_bytes(bytes), per_thread, micros(link_gbs), fixed(link_gbs, 2),
+                   fixed(link_gbs, 2), link.spread(), "1.00"});
+    for (Algorithm algo : algorithms) {
+      const Measured& m = by_algorithm[algo];
+      const double alg = m.median_gbs(), bus = alg * bus_factor;
       busbw[bytes][algorithm_name(algo)] = bus;
-      table.add_row({format_bytes(bytes), algorithm_name(algo), fixed(seconds * 1e6, 1),
-                     fixed(alg, 3), fixed(bus, 3), fixed(bus / link, 2)});
+      table.add_row({format_bytes(bytes), algorithm_name(algo), micros(alg), fixed(alg, 3),
+                     fixed(bus, 3), m.spread(), fixed(bus / link_gbs, 2)});
     }
   }
   std::printf(
       "All-reduce (sum, f32) on %d ranks as threads; busbw = algbw x 2(N-1)/N = algbw x "
-      "%.2f (nccl-tests)\n\n%s\n",
-      ranks, all_reduce_bus_factor(ranks), table.markdown().c_str());
+      "%.2f (nccl-tests); medians of %d repetitions taken in turns, spread = (max - min) / "
+      "median\n\n%s\n",
+      ranks, bus_factor, options.repetitions, table.markdown().c_str());
   table.write_csv(results_dir() + "/03_busbw_threads.csv");
   table.write_json(results_dir() + "/03_busbw_threads.json");
 

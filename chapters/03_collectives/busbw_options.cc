@@ -24,6 +24,11 @@ BusbwOptions parse_busbw_options(BusbwStage stage, int argc, const char* const* 
     flags.add("ranks", &options.ranks, "ranks, as threads of this process").range(1, 1024);
     flags.add("trace", &options.trace,
               "write Chrome traces of one 4 MiB ring and fused ring to this path (and .tsv)");
+    flags
+        .add("repetitions", &options.repetitions,
+             "measurements of every row, taken in turns with the other rows of its size; the "
+             "table shows their median and spread")
+        .range(1, 100);
   } else {  // declared only to say where the ranks come from
     flags.add("ranks", &options.ranks, "not here: the ranks are mpirun's processes (-np N)");
   }

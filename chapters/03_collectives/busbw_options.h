@@ -8,8 +8,8 @@
 
 namespace book::coll {
 
-/// Which stage is parsing: they share --max-mib and --tour; only the threads stage has --ranks
-/// and --trace (under MPI the ranks are mpirun's processes).
+/// Which stage is parsing: they share --max-mib and --tour; only the threads stage has --ranks,
+/// --trace and --repetitions (under MPI the ranks are mpirun's processes).
 enum class BusbwStage {
   kThreads,  ///< busbw: ranks as threads.
   kMpi,      ///< busbw_mpi: ranks as MPI processes.
@@ -22,6 +22,10 @@ struct BusbwOptions {
   int max_mib = 256;  ///< --max-mib: the largest message, in MiB.
   std::string trace;  ///< --trace: where to write Chrome traces of one ring (threads stage).
   bool tour = false;  ///< --tour: the short run whose headline lines the tour collects.
+  /// --repetitions: how many times the threads stage measures every row, the rows of one size
+  /// in turns (memcpy, naive, tree, ring, fused ring, memcpy, ...); the table shows the medians
+  /// and their spread. 1 … 100.
+  int repetitions = 5;
 };
 
 /// The largest --max-mib each stage accepts: 4096 on the CPU stages (a rank holds a few buffers

@@ -1,6 +1,7 @@
 #include "chapters/03_collectives/types.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -49,14 +50,36 @@ Shard shard_of(std::size_t count, int parts, int index) {
 
 namespace {
 
+// d[i] = combine(d[i], s[i]) over arrays that do not overlap. Blocks of a fixed 16 elements,
+// because GCC at -O2 (its "very cheap" vectoriser) only vectorises a loop whose trip count it
+// knows and whose pointers cannot alias: the scalar loop was one float per instruction and made
+// the fused ring's reduction slower than the copy it replaces. Element by element, so the sums
+// are the same bits as the plain loop's.
+template <typename T, typename Combine>
+void combine_disjoint(T* __restrict d, const T* __restrict s, std::size_t n, Combine combine) {
+  constexpr std::size_t kBlock = 16;
+  std::size_t i = 0;
+  for (; i + kBlock <= n; i += kBlock)
+    for (std::size_t j = 0; j < kBlock; ++j) d[i + j] = combine(d[i + j], s[i + j]);
+  for (; i < n; ++i) d[i] = combine(d[i], s[i]);
+}
+
+template <typename T, typename Combine>
+void combine_into(T* d, const T* s, std::size_t n, Combine combine) {
+  const auto from = [](const T* p) { return reinterpret_cast<std::uintptr_t>(p); };
+  const bool overlap = from(d) < from(s + n) && from(s) < from(d + n);
+  if (!overlap) return combine_disjoint(d, s, n, combine);
+  for (std::size_t i = 0; i < n; ++i) d[i] = combine(d[i], s[i]);  // d == s, say: in order
+}
+
 template <typename T, typename Load, typename Store>
 void reduce_typed(void* dst, const void* src, std::size_t n, ReduceOp op, Load load, Store store) {
   T* d = static_cast<T*>(dst);
   const T* s = static_cast<const T*>(src);
   if (op == ReduceOp::kMax) {
-    for (std::size_t i = 0; i < n; ++i) d[i] = store(std::max(load(d[i]), load(s[i])));
+    combine_into(d, s, n, [&](T x, T y) { return store(std::max(load(x), load(y))); });
   } else {
-    for (std::size_t i = 0; i < n; ++i) d[i] = store(load(d[i]) + load(s[i]));
+    combine_into(d, s, n, [&](T x, T y) { return store(load(x) + load(y)); });
   }
 }
 

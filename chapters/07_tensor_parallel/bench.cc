@@ -1,5 +1,5 @@
-// bazel run -c opt //chapters/07_tensor_parallel:bench -- --benchmark_repetitions=5 \
-//     --benchmark_enable_random_interleaving=true
+// bazel run -c opt //chapters/07_tensor_parallel:bench --
+//     --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true (one command line)
 //
 // One training step (forward, backward, AdamW) of the stage's model at tensor-parallel degree
 // t = 1, 2, 4 with sequence parallelism off and on, each rank a thread running sgemm on one

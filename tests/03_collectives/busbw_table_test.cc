@@ -50,6 +50,8 @@ TEST(BusbwOptions, DefaultsAndTheTourPerStage) {
   EXPECT_EQ(plain.max_mib, 256);
   EXPECT_FALSE(plain.tour);
   EXPECT_EQ(plain.trace, "");
+  EXPECT_EQ(plain.repetitions, 5);
+  EXPECT_EQ(parse(BusbwStage::kThreads, {"--repetitions=7"}).repetitions, 7);
   EXPECT_EQ(parse(BusbwStage::kThreads, {"--tour"}).max_mib, 1);
   EXPECT_EQ(parse(BusbwStage::kThreads, {"--tour", "--max-mib", "8"}).max_mib, 8);
   EXPECT_EQ(parse(BusbwStage::kMpi, {"--tour"}).max_mib, 4);
@@ -93,6 +95,10 @@ TEST(BusbwOptions, BadCommandLinesAreRefusedWithTheReason) {
       {"--ranks needs a value"});
   expect_error([] { parse(BusbwStage::kMpi, {"--ranks=2"}); },
                {"--ranks is the threads stage's", "mpirun -np 2 busbw_mpi"});
+  expect_error([] { parse(BusbwStage::kThreads, {"--repetitions=0"}); },
+               {"--repetitions must be in 1..100, got 0"});
+  expect_error([] { parse(BusbwStage::kMpi, {"--repetitions=3"}); },
+               {"unknown flag --repetitions"});
   expect_error([] { parse(BusbwStage::kMpi, {"--max-mib=5000"}); },
                {"--max-mib must be in 1..4096, got 5000"});
   EXPECT_THROW(parse(BusbwStage::kThreads, {"--help"}), HelpRequested);

@@ -83,11 +83,12 @@ void expect_matches_one_device(int n, Rung rung) {
           << s + 1;
     }
   }
-  if (n == 1)
+  if (n == 1) {
     EXPECT_EQ(
         std::memcmp(runs[0].weights.data(), one.weights.data(), one.weights.size() * sizeof(float)),
         0)
         << label(n, rung) << ": the final weights must be chapter 4's bit for bit";
+  }
   for (int r = 1; r < n; ++r)
     EXPECT_EQ(std::memcmp(runs[r].weights.data(), runs[0].weights.data(),
                           runs[0].weights.size() * sizeof(float)),
@@ -175,8 +176,9 @@ EXERCISE_TEST("ddp.overlapped_all_reduce", Ddp, MixedPrecisionMatchesChapter4) {
         }
         EXPECT_EQ(runs[n - 1].fingerprints[s], runs[0].fingerprints[s]) << dtype_name(precision);
       }
-      if (precision == DType::kF16)
+      if (precision == DType::kF16) {
         EXPECT_GT(runs[0].skipped, 0) << "N=" << n << ": the FP16 run must skip overflowing steps";
+      }
     }
   }
 }

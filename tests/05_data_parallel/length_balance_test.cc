@@ -48,8 +48,9 @@ TEST(LengthBalance, SplitArrayLargestSumMatchesBruteForce) {
     std::size_t next = 0;  // contiguous, in order
     for (const auto& rank : a)
       for (std::size_t i : rank) ASSERT_EQ(i, next++);
-    if (costs.size() >= static_cast<std::size_t>(ranks))
+    if (costs.size() >= static_cast<std::size_t>(ranks)) {
       for (const auto& rank : a) ASSERT_FALSE(rank.empty()) << "every rank gets a sample";
+    }
   }
 }
 

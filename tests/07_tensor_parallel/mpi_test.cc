@@ -50,11 +50,16 @@ TEST(Mpi, TensorAndSequenceParallelRanksMatchChapter4) {
     std::vector<double> placed(whole.layout().total(), testing::kNaN);
     train::copy_to_whole<double>(model.layout(), {model.grads().begin(), model.grads().end()},
                                  whole.layout(), placed);
+    std::size_t compared = 0;
     for (std::size_t i = 0; i < placed.size(); ++i) {
       if (std::isnan(placed[i])) continue;  // another rank's shard
+      ++compared;
       ASSERT_NEAR(placed[i], want[i], 1e-11 * std::max(1.0, std::fabs(want[i])))
           << "gradient element " << i;
     }
+    // Every element of this rank's own shard was placed and compared: a NaN of its own would
+    // otherwise pass as "another rank's shard".
+    EXPECT_EQ(compared, model.layout().total()) << "rank " << r << ": gradient elements compared";
     const auto step = step_collectives(config, batch.batch, batch.seq_len, t, sp);
     testing::expect_counts(count(step), group.counts(), "one step");
     EXPECT_EQ(comm.counters().bytes_sent, ring_elements_sent(step, t, r) * sizeof(double));

@@ -1,0 +1,160 @@
+// Sharded checkpoints of a ZeRO run: each rank writes its pieces, rank 0 a manifest with the
+// shards' checksums; a run on any N reads them back through reshard (the exercise).
+#include <bit>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "chapters/04_training_baseline/checkpoint.h"
+#include "chapters/06_zero/reshard.h"
+#include "chapters/06_zero/zero_trainer.h"
+#include "common/check.h"
+
+namespace book::zero {
+namespace {
+
+std::int32_t precision_code(DType precision) {  // chapter 4's codes: 0 f32, 1 bf16, 2 f16
+  return precision == DType::kF32 ? 0 : precision == DType::kBF16 ? 1 : 2;
+}
+
+std::string shard_path(const std::string& dir, int rank) {
+  return dir + "/shard-" + std::to_string(rank) + ".ckpt";
+}
+
+std::uint64_t file_checksum(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  BOOK_CHECK(in, "cannot read " << path);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
+  return train::fnv1a64({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
+}
+
+// One shard's contents, kept alive while reshard reads them.
+struct ShardData {
+  std::vector<std::uint64_t> pieces;  // begin, end, begin, end, ...
+  std::vector<float> master, m, v;
+};
+
+}  // namespace
+
+//! [zero_save]
+void ZeroTrainer::save(const std::string& dir) {
+  if (comm_.rank() == 0) std::filesystem::create_directories(dir);
+  comm_.barrier();
+  const bool writer = options_.stage != Stage::kDdp || comm_.rank() == 0;
+  const int shards = options_.stage == Stage::kDdp ? 1 : comm_.size();
+  double checksum = 0;  // the file's FNV-1a, as the bits of a double (all_gather copies bytes)
+  if (writer) {
+    ShardData data;
+    for (std::size_t i = 0; i < plan_.pieces.size(); ++i) {
+      const ddp::FlatRange& p = plan_.pieces[i];
+      data.pieces.insert(data.pieces.end(), {p.begin, p.end});
+      const std::span<float> master = master_piece(i);
+      data.master.insert(data.master.end(), master.begin(), master.end());
+      data.m.insert(data.m.end(), adam_[i].m().begin(), adam_[i].m().end());
+      data.v.insert(data.v.end(), adam_[i].v().begin(), adam_[i].v().end());
+    }
+    train::CheckpointWriter out;
+    out.add_array<std::uint64_t>("pieces", data.pieces);
+    out.add_array<float>("master", data.master);
+    out.add_array<float>("adam_m", data.m);
+    out.add_array<float>("adam_v", data.v);
+    out.write_atomically(shard_path(dir, comm_.rank()));
+    checksum = std::bit_cast<double>(file_checksum(shard_path(dir, comm_.rank())));
+  }
+  std::vector<double> all(static_cast<std::size_t>(comm_.size()));
+  comm_.all_gather(std::span<const double>(&checksum, 1), std::span<double>(all));
+  if (comm_.rank() == 0) {  // written last: a manifest means every shard it names is complete
+    std::vector<std::uint64_t> checksums;
+    for (int r = 0; r < shards; ++r) checksums.push_back(std::bit_cast<std::uint64_t>(all[r]));
+    train::CheckpointWriter out;
+    out.add_value("config", options_.train.model);
+    out.add_value("precision", precision_code(options_.train.precision));
+    out.add_value("parameters", static_cast<std::uint64_t>(plan_.total));
+    out.add_value("shards", static_cast<std::int32_t>(shards));
+    out.add_array<std::uint64_t>("shard_checksums", checksums);
+    out.add_value("step", step_);
+    out.add_value("adam_step", adam_.empty() ? std::int64_t{0} : adam_.front().step());
+    out.add_array<std::uint64_t>("data_rng", data_rng_.state());
+    out.add_value("loss_scale", scaler_.scale());
+    out.add_value("loss_scale_clean_steps", static_cast<std::int32_t>(scaler_.clean_steps()));
+    out.write_atomically(dir + "/manifest.ckpt");
+  }
+  comm_.barrier();  // nobody reads it before it exists
+}
+//! [zero_save]
+
+void ZeroTrainer::load(const std::string& dir) {
+  const std::string manifest_path = dir + "/manifest.ckpt";
+  BOOK_CHECK(std::filesystem::exists(manifest_path),
+             "sharded checkpoint " << dir
+                                   << ": no manifest.ckpt (an unfinished save, or not a "
+                                      "checkpoint folder)");
+  const train::CheckpointReader manifest(manifest_path);
+  const auto config = manifest.read_value<train::Config>("config");
+  BOOK_CHECK(std::memcmp(&config, &options_.train.model, sizeof(train::Config)) == 0,
+             "sharded checkpoint " << dir << " is of another model (" << config.n_layer
+                                   << " layers, d_model " << config.d_model << "); this run has "
+                                   << options_.train.model.n_layer << " layers, d_model "
+                                   << options_.train.model.d_model);
+  const auto precision = manifest.read_value<std::int32_t>("precision");
+  BOOK_CHECK(precision == precision_code(options_.train.precision),
+             "sharded checkpoint " << dir << " was written in precision code " << precision
+                                   << " (0 f32, 1 bf16, 2 f16); this run is "
+                                   << dtype_name(options_.train.precision));
+  BOOK_CHECK(manifest.read_value<std::uint64_t>("parameters") == plan_.total,
+             "sharded checkpoint " << dir << " holds another number of parameters");
+  const int shards = manifest.read_value<std::int32_t>("shards");
+  std::vector<std::uint64_t> checksums(static_cast<std::size_t>(shards));
+  manifest.read_array<std::uint64_t>("shard_checksums", std::span<std::uint64_t>(checksums));
+  std::vector<ShardData> data(checksums.size());
+  std::vector<SavedPiece> saved;
+  for (int r = 0; r < shards; ++r) {
+    const std::string path = shard_path(dir, r);
+    BOOK_CHECK(std::filesystem::exists(path), "sharded checkpoint " << dir << ": shard " << r
+                                                                    << " of " << shards << " ("
+                                                                    << path << ") is missing");
+    BOOK_CHECK(file_checksum(path) == checksums[r],
+               "sharded checkpoint " << dir << ": shard " << r << " (" << path
+                                     << ") is corrupted: its checksum differs from the manifest's");
+    const train::CheckpointReader in(path);
+    ShardData& d = data[r];
+    d.pieces.resize(in.get("pieces").size() / sizeof(std::uint64_t));
+    in.read_array<std::uint64_t>("pieces", std::span<std::uint64_t>(d.pieces));
+    std::size_t owned = 0;
+    for (std::size_t i = 0; i + 1 < d.pieces.size(); i += 2) owned += d.pieces[i + 1] - d.pieces[i];
+    d.master.resize(owned), d.m.resize(owned), d.v.resize(owned);
+    in.read_array<float>("master", std::span<float>(d.master));
+    in.read_array<float>("adam_m", std::span<float>(d.m));
+    in.read_array<float>("adam_v", std::span<float>(d.v));
+    std::size_t at = 0;
+    for (std::size_t i = 0; i + 1 < d.pieces.size(); i += 2) {
+      const std::size_t len = d.pieces[i + 1] - d.pieces[i];
+      saved.push_back({{d.pieces[i], d.pieces[i + 1]},
+                       std::span<const float>(d.master).subspan(at, len),
+                       std::span<const float>(d.m).subspan(at, len),
+                       std::span<const float>(d.v).subspan(at, len)});
+      at += len;
+    }
+  }
+  std::vector<std::span<float>> master, m, v;
+  for (std::size_t i = 0; i < plan_.pieces.size(); ++i) {
+    master.push_back(master_piece(i));
+    m.push_back(adam_[i].m());
+    v.push_back(adam_[i].v());
+  }
+  reshard(saved, {plan_.pieces, master, m, v});
+  step_ = manifest.read_value<std::int64_t>("step");
+  const auto adam_step = manifest.read_value<std::int64_t>("adam_step");
+  for (train::AdamWState& state : adam_) state.set_step(adam_step);
+  std::uint64_t state[4];
+  manifest.read_array<std::uint64_t>("data_rng", std::span<std::uint64_t>(state, 4));
+  data_rng_.set_state(std::span<const std::uint64_t, 4>(state, 4));
+  scaler_.restore(manifest.read_value<float>("loss_scale"),
+                  manifest.read_value<std::int32_t>("loss_scale_clean_steps"));
+  publish_weights();  // the weights the next forward reads, from everyone's new pieces
+  counts_ = {};
+}
+
+}  // namespace book::zero

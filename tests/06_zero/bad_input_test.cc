@@ -1,0 +1,100 @@
+// Scaffolding: bad options are refused before anything is allocated, each with a message that
+// names the value and what to do: an unknown stage, stage 3, a stage number out of range, a batch
+// the ranks do not divide, more ranks than parameters, ranks that disagree, a broken sharded
+// checkpoint.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "chapters/03_collectives/threads.h"
+#include "chapters/06_zero/zero_trainer.h"
+#include "common/testing/expect_error.h"
+#include "tests/06_zero/tiny_zero.h"
+
+namespace book::zero {
+namespace {
+
+using testing::tiny_zero_options;
+
+TEST(BadInput, StageNames) {
+  EXPECT_EQ(parse_stage("2"), Stage::kZero2);
+  EXPECT_EQ(parse_stage("zero1"), Stage::kZero1);
+  EXPECT_EQ(parse_stage("ddp"), Stage::kDdp);
+  book::testing::expect_error([] { parse_stage("4"); },
+                              {"unknown ZeRO stage '4'", "valid: 0 or ddp"});
+  book::testing::expect_error([] { parse_stage("fsdp"); }, "unknown ZeRO stage 'fsdp'");
+}
+
+TEST(BadInput, StagesOutsideZeroToTwo) {
+  ZeroOptions o = tiny_zero_options(Stage::kZero3);
+  book::testing::expect_error([&] { resolve(o, 2); },
+                              {"stage 3 (FSDP) is not built", "pick 0, 1 or 2"});
+  o.stage = static_cast<Stage>(7);
+  book::testing::expect_error([&] { resolve(o, 2); }, "ZeRO stage 7 does not exist");
+}
+
+TEST(BadInput, BatchNotDivisibleByRanks) {
+  book::testing::expect_error([] { resolve(tiny_zero_options(Stage::kZero1), 5); },
+                              {"12 sequences is not divisible by 5 ranks", "e.g. 15"});
+}
+
+TEST(BadInput, MoreRanksThanParameters) {
+  ZeroOptions o = tiny_zero_options(Stage::kZero2);
+  o.train.micro_batch = 1 << 16;  // let the batch divide: the parameter count is the limit
+  const std::size_t psi = train::ParameterLayout(resolve(o, 1).train.model).total();
+  const int n = static_cast<int>(psi) * 2;
+  o.train.micro_batch = n;
+  book::testing::expect_error([&] { resolve(o, n); }, {std::to_string(n) + " ranks but only " +
+                                                           std::to_string(psi) + " parameters",
+                                                       "use at most " + std::to_string(psi)});
+}
+
+TEST(BadInput, RanksWithDifferentOptions) {
+  book::testing::expect_error(
+      [] {
+        coll::run_ranks(2, [](coll::Communicator& comm) {
+          ZeroOptions o = tiny_zero_options(comm.rank() == 0 ? Stage::kZero1 : Stage::kZero2);
+          ZeroTrainer trainer(comm, o);
+        });
+      },
+      "rank 1's options differ from rank 0's");
+}
+
+// A sharded checkpoint with a missing or corrupted shard, or of another model, is refused with a
+// message naming what is wrong.
+TEST(BadInput, BrokenShardedCheckpoints) {
+  const std::string dir =
+      std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp") + "/bad_ckpt";
+  std::filesystem::remove_all(dir);
+  const ZeroOptions options = tiny_zero_options(Stage::kZero1);
+  coll::run_ranks(2, [&](coll::Communicator& comm) {
+    ZeroTrainer trainer(comm, options);
+    trainer.step();
+    trainer.save(dir);
+  });
+  auto load = [&](const ZeroOptions& o) {
+    coll::run_ranks(2, [&](coll::Communicator& comm) {
+      ZeroTrainer trainer(comm, o);
+      trainer.load(dir);
+    });
+  };
+  ZeroOptions other = options;
+  other.train.model.d_model = 32;
+  book::testing::expect_error([&] { load(other); }, {"is of another model", "d_model 16"});
+  {  // flip one byte of shard 1
+    std::fstream f(dir + "/shard-1.ckpt", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(40);
+    f.put('\x5a');
+  }
+  book::testing::expect_error([&] { load(options); }, {"shard 1", "is corrupted"});
+  std::filesystem::remove(dir + "/shard-1.ckpt");
+  book::testing::expect_error([&] { load(options); }, {"shard 1 of 2", "is missing"});
+  std::filesystem::remove(dir + "/manifest.ckpt");
+  book::testing::expect_error([&] { load(options); }, "no manifest.ckpt");
+}
+
+}  // namespace
+}  // namespace book::zero
