@@ -14,13 +14,24 @@ def track(name, solution, exercise, visibility = None):
         visibility = visibility,
     )
 
-def exercise_test(name, srcs, deps = [], tags = [], **kwargs):
+def _chapter_catalog():
+    """The catalog of the chapter whose graded tests this package holds: tests/NN_slug/... ->
+    //tests/NN_slug:exercises.txt."""
+    parts = native.package_name().split("/")
+    if len(parts) < 2 or parts[0] != "tests":
+        fail("exercise_test belongs in tests/NN_slug/, not in " + native.package_name())
+    return "//tests/%s:exercises.txt" % parts[1]
+
+def exercise_test(name, srcs, deps = [], tags = [], data = [], **kwargs):
     """A graded test: every test case in it must use EXERCISE_TEST (the teeth check verifies that
-    none passes against the stubs)."""
+    none passes against the stubs). Its main (//common:exercise_main) names the failing exercise,
+    caps repeated failures, exits with status 1 while an exercise is not started, and fails when
+    an exercise it grades has no entry in tests/NN_slug/exercises.txt that lists this test."""
     cc_test(
         name = name,
         srcs = srcs,
-        deps = deps + ["//common:testing", "@gtest//:gtest_main"],
+        deps = deps + ["//common:testing", "//common:exercise_main"],
+        data = data + [_chapter_catalog()],
         tags = tags + ["exercise"],
         # Static, so that a test linking both tracks of a chapter fails to link ("multiple
         # definition"): the solutions/ and exercises/ libraries are alwayslink.

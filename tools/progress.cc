@@ -1,17 +1,22 @@
-// bazel run //tools:progress — how far the reader is with the exercises.
+// bazel run //tools:progress — how far you are with the exercises, measured now.
 //
-// Runs the graded tests against the exercise track (`bazel test --config=exercises //tests/...`),
-// then reads every test.xml: Bazel reports a skipped gtest as PASSED, so only the XML tells a
-// finished exercise from one not started. Prints, per chapter, which exercises are done, failing,
-// not started, or waiting for a GPU.
+// It runs the graded tests of the exercises you ask about on the exercise track (Bazel's output,
+// build errors included, goes by on stderr as it works), then judges each exercise from that
+// run's results only, and prints per chapter: done, failing (with the first failure), build
+// failing (with the compiler's file:line), not started, needs a GPU, with the problem and the file
+// to edit, and the next exercise to do. Exit status: 0 when every exercise asked about is done,
+// 1 when some are not, 2 for a bad command line or when Bazel itself could not run.
 //
-//   bazel run //tools:progress                 run the exercise track, then report
-//   bazel run //tools:progress -- --no-run     report on the last test run without running
-//   bazel run //tools:progress -- 12           only chapter 12 (any chapter-number prefixes)
-//   bazel run //tools:progress -- --teeth      CI: fail if any graded test passes against a stub
-//   bazel run //tools:progress -- --count      CI: print "N passed, N failed" over all test cases
-#include <algorithm>
-#include <cctype>
+//   bazel run //tools:progress                    every chapter
+//   bazel run //tools:progress -- 12              chapter 12 (several: 1,12)
+//   bazel run //tools:progress -- dp.115          one exercise: its tests only, their messages in
+//   full bazel run //tools:progress -- --hint dp.115   the next hint (they are revealed one at a
+//   time) bazel run //tools:progress -- --solution dp.115   the reference, once your version passes
+//   bazel run //tools:progress -- --teeth         CI: no graded test passes against the stubs
+//   bazel run //tools:progress -- --count --bep=F CI: "N passed, N failed, N skipped" of a run
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -23,18 +28,18 @@
 #include <string>
 #include <vector>
 
+#include "common/check.h"
+#include "common/exercise_catalog.h"
+#include "common/flags.h"
+#include "common/main.h"
+#include "tools/bazel_results.h"
+#include "tools/progress_report.h"
+#include "tools/reference_text.h"
+
 namespace fs = std::filesystem;
 
+namespace book::tools {
 namespace {
-
-enum class Outcome { kPassed, kFailed, kNotStarted, kNeedsGpu, kSkipped };
-
-struct TestCase {
-  std::string target;    // e.g. tests/12_dynamic_programming/basics_test
-  std::string name;      // Suite.Name
-  std::string exercise;  // e.g. dp.70, or empty
-  Outcome outcome;
-};
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path);
@@ -43,244 +48,259 @@ std::string read_file(const fs::path& path) {
   return text.str();
 }
 
-// The value of attribute `name` inside one XML start tag, or "".
-std::string attribute(const std::string& tag, const std::string& name) {
-  const std::string key = " " + name + "=\"";
-  const auto at = tag.find(key);
-  if (at == std::string::npos) return "";
-  const auto start = at + key.size();
-  return tag.substr(start, tag.find('"', start) - start);
-}
+// What one `bazel test` run left behind.
+struct Run {
+  int status = -1;     // bazel's exit status
+  std::string output;  // what it printed (stdout and stderr)
+  BuildEvents events;  // its build-event stream
+};
 
-// Splits one gtest (or Bazel-written) test.xml into its test cases. The files are machine-written
-// and regular, so a scan for <testcase ...> ... </testcase> is enough; no XML library needed.
-std::vector<TestCase> parse_test_xml(const std::string& xml, const std::string& target) {
-  std::vector<TestCase> cases;
-  std::size_t pos = 0;
-  while ((pos = xml.find("<testcase ", pos)) != std::string::npos) {
-    const auto tag_end = xml.find('>', pos);
-    const std::string tag = xml.substr(pos, tag_end - pos);
-    const bool self_closing = xml[tag_end - 1] == '/';
-    std::string body;
-    if (!self_closing) {
-      const auto close = xml.find("</testcase>", tag_end);
-      body = xml.substr(tag_end, close - tag_end);
-    }
-    TestCase tc{target, attribute(tag, "classname") + "." + attribute(tag, "name"), "",
-                Outcome::kPassed};
-    const auto property = body.find("name=\"exercise\"");
-    if (property != std::string::npos) {
-      const auto value = body.find("value=\"", property);
-      if (value != std::string::npos)
-        tc.exercise = body.substr(value + 7, body.find('"', value + 7) - value - 7);
-    }
-    if (body.find("<failure") != std::string::npos || body.find("<error") != std::string::npos) {
-      tc.outcome = Outcome::kFailed;
-    } else if (attribute(tag, "result") == "skipped" || body.find("<skipped") != std::string::npos) {
-      if (body.find("is not started") != std::string::npos) tc.outcome = Outcome::kNotStarted;
-      else if (body.find("needs a GPU") != std::string::npos) tc.outcome = Outcome::kNeedsGpu;
-      else tc.outcome = Outcome::kSkipped;
-    }
-    cases.push_back(tc);
-    pos = tag_end;
+// Runs `bazel test <arguments>` with a fresh build-event file, echoing its output to stderr as it
+// comes (so the reader sees progress and errors), and returns what it left.
+Run run_bazel_test(const std::vector<std::string>& arguments) {
+  char bep_template[] = "/tmp/book-progress-XXXXXX";
+  const int fd = mkstemp(bep_template);
+  BOOK_CHECK(fd >= 0, "cannot create a temporary file in /tmp");
+  close(fd);
+  const std::string bep = bep_template;
+  std::string command =
+      "bazel test --config=exercises --keep_going --color=no --curses=no "
+      "--show_progress_rate_limit=5 --build_event_json_file=" +
+      bep;
+  for (const auto& a : arguments) command += " '" + a + "'";
+  std::cerr << "progress: " << command << "\n" << std::flush;
+  Run run;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  BOOK_CHECK(pipe != nullptr, "cannot start bazel: is it on the PATH?");
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof buffer, pipe)) {
+    run.output += buffer;
+    std::cerr << buffer << std::flush;
   }
-  return cases;
+  const int wait_status = pclose(pipe);
+  run.status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128;
+  run.events = parse_build_events(read_file(bep));
+  fs::remove(bep);
+  // 0 all passed, 1 build failed, 3 tests failed, 4 no tests: results to judge. Anything else
+  // (2 bad options, 8 interrupted, 36/37 Bazel crashed or ran out of memory): no trustworthy
+  // result.
+  BOOK_CHECK(run.status == 0 || run.status == 1 || run.status == 3 || run.status == 4,
+             "bazel test stopped with status "
+                 << run.status
+                 << (run.events.exit_name.empty() ? "" : " (" + run.events.exit_name + ")")
+                 << "; its output above says why. Nothing was judged.");
+  return run;
 }
 
-// All test cases under `testlogs`, limited to targets whose package starts with `prefix`.
-std::vector<TestCase> collect(const fs::path& testlogs, const std::string& prefix) {
-  std::vector<TestCase> all;
-  if (!fs::exists(testlogs)) return all;
-  for (const auto& entry : fs::recursive_directory_iterator(testlogs)) {
-    if (entry.path().filename() != "test.xml") continue;
-    const std::string target = fs::relative(entry.path().parent_path(), testlogs).string();
-    if (target.rfind(prefix, 0) != 0) continue;
-    for (auto& tc : parse_test_xml(read_file(entry.path()), target)) all.push_back(tc);
+// Hints revealed so far, kept in .book-progress/hints in the workspace (git ignores it).
+class HintLog {
+ public:
+  explicit HintLog(fs::path path) : path_(std::move(path)) {
+    std::istringstream lines(read_file(path_));
+    std::string id;
+    int n;
+    while (lines >> id >> n) shown_[id] = n;
   }
-  return all;
-}
-
-// "tests/12_dynamic_programming/basics_test" -> "12_dynamic_programming".
-std::string chapter_of(const std::string& target) {
-  std::stringstream parts(target);
-  std::string part;
-  while (std::getline(parts, part, '/'))
-    if (part.size() > 3 && std::isdigit(static_cast<unsigned char>(part[0])) &&
-        std::isdigit(static_cast<unsigned char>(part[1])) && part[2] == '_')
-      return part;
-  return target;
-}
-
-std::string capture(const std::string& command) {
-  std::string out;
-  if (FILE* pipe = popen(command.c_str(), "r")) {
-    char buffer[4096];
-    while (std::fgets(buffer, sizeof buffer, pipe)) out += buffer;
-    pclose(pipe);
+  int shown(const std::string& id) const {
+    const auto it = shown_.find(id);
+    return it == shown_.end() ? 0 : it->second;
   }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  void set(const std::string& id, int n) {
+    shown_[id] = n;
+    fs::create_directories(path_.parent_path());
+    std::ofstream out(path_);
+    for (const auto& [k, v] : shown_) out << k << " " << v << "\n";
+  }
+  std::vector<std::pair<std::string, int>> all() const { return {shown_.begin(), shown_.end()}; }
+
+ private:
+  fs::path path_;
+  std::map<std::string, int> shown_;
+};
+
+const Exercise& find_exercise(const std::vector<Exercise>& all, const std::string& id) {
+  std::string near;
+  for (const auto& e : all) {
+    if (e.id == id) return e;
+    if (near.empty() && e.id.substr(0, e.id.find('.')) == id.substr(0, id.find('.'))) near = e.id;
+  }
+  throw Error("'" + id + "' is not an exercise" +
+              (near.empty() ? "" : " (IDs look like " + near + ")") +
+              "; `bazel run //tools:progress` lists them all");
+}
+
+bool looks_like_exercise_id(const std::string& s) { return s.find('.') != std::string::npos; }
+
+// The exercises `scope` asks about: "" all, "12" or "1,12" chapters, "dp.115" one exercise.
+std::vector<Exercise> select(const std::vector<Exercise>& all, const std::string& scope) {
+  if (scope.empty()) return all;
+  if (looks_like_exercise_id(scope)) return {find_exercise(all, scope)};
+  std::vector<Exercise> out;
+  std::stringstream parts(scope);
+  for (std::string part; std::getline(parts, part, ',');) {
+    BOOK_CHECK(
+        !part.empty() && part.find_first_not_of("0123456789") == std::string::npos,
+        "'" << part << "' is neither a chapter number (12, or 1,12) nor an exercise ID (dp.115)");
+    const std::string number = part.size() == 1 ? "0" + part : part;
+    bool found = false;
+    for (const auto& e : all)
+      if (e.chapter.rfind(number + "_", 0) == 0) out.push_back(e), found = true;
+    BOOK_CHECK(found, "chapter " << part << " has no exercises (chapters with exercises: see "
+                                 << "tests/*/exercises.txt)");
+  }
   return out;
 }
 
-const char* word(Outcome o) {
-  switch (o) {
-    case Outcome::kPassed: return "done";
-    case Outcome::kFailed: return "failing";
-    case Outcome::kNotStarted: return "not started";
-    case Outcome::kNeedsGpu: return "needs a GPU";
-    case Outcome::kSkipped: return "skipped";
-  }
-  return "?";
+std::vector<std::string> targets_of(const std::vector<Exercise>& exercises) {
+  std::set<std::string> seen;
+  std::vector<std::string> targets;
+  for (const auto& e : exercises)
+    for (const auto& t : e.tests)
+      if (seen.insert(t).second) targets.push_back(t);
+  return targets;
 }
 
-// One exercise's outcome from its test cases: any failure fails it; all passed means done.
-Outcome combine(const std::vector<Outcome>& outcomes) {
-  bool any_passed = false, any_not_started = false, any_gpu = false;
-  for (auto o : outcomes) {
-    if (o == Outcome::kFailed) return Outcome::kFailed;
-    any_passed |= o == Outcome::kPassed;
-    any_not_started |= o == Outcome::kNotStarted;
-    any_gpu |= o == Outcome::kNeedsGpu;
-  }
-  if (any_not_started) return Outcome::kNotStarted;
-  if (any_gpu && !any_passed) return Outcome::kNeedsGpu;
-  return Outcome::kPassed;
+std::vector<std::pair<std::string, std::string>> chapter_titles(const std::vector<Exercise>& all) {
+  std::vector<std::pair<std::string, std::string>> titles;
+  std::set<std::string> seen;
+  for (const auto& e : all)
+    if (seen.insert(e.chapter).second)
+      titles.emplace_back(e.chapter, chapter_title(read_file(e.readme())));
+  return titles;
 }
 
-// "dp.72" before "dp.115": digit runs compare as numbers.
-bool natural_less(const std::string& a, const std::string& b) {
-  std::size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
-      std::size_t i_end = i, j_end = j;
-      while (i_end < a.size() && std::isdigit(static_cast<unsigned char>(a[i_end]))) ++i_end;
-      while (j_end < b.size() && std::isdigit(static_cast<unsigned char>(b[j_end]))) ++j_end;
-      const auto x = std::stoull(a.substr(i, i_end - i)), y = std::stoull(b.substr(j, j_end - j));
-      if (x != y) return x < y;
-      i = i_end, j = j_end;
-    } else {
-      if (a[i] != b[j]) return a[i] < b[j];
-      ++i, ++j;
-    }
-  }
-  return a.size() - i < b.size() - j;
+// Runs the exercises' tests and judges them. One exercise: its tests only, the others in them
+// skipped, and failing logs shown in full.
+std::vector<ExerciseStatus> run_and_judge(const std::vector<Exercise>& exercises, bool one) {
+  std::vector<std::string> args = {one ? "--test_output=errors" : "--test_output=summary"};
+  if (one) args.push_back("--test_env=BOOK_EXERCISE=" + exercises.front().id);
+  for (const auto& t : targets_of(exercises)) args.push_back(t);
+  const Run run = run_bazel_test(args);
+  return judge(exercises, run.events, read_test_cases(run.events), find_build_errors(run.output));
 }
 
-int report(const std::vector<TestCase>& cases, const std::vector<std::string>& chapters) {
-  // chapter -> exercise -> outcomes; crashed exercise binaries show up as "<target>" entries.
-  std::map<std::string, std::map<std::string, std::vector<Outcome>>> by_chapter;
-  for (const auto& tc : cases) {
-    const std::string chapter = chapter_of(tc.target);
-    bool wanted = chapters.empty();
-    for (const auto& c : chapters) wanted |= chapter.rfind(c, 0) == 0;
-    if (!wanted) continue;
-    const std::string key = tc.exercise.empty() ? "(" + tc.target + ")" : tc.exercise;
-    if (tc.exercise.empty() && tc.outcome != Outcome::kFailed) continue;  // scaffolding test
-    by_chapter[chapter][key].push_back(tc.outcome);
-  }
-  if (by_chapter.empty()) {
-    std::cout << "No graded test results found. Run without --no-run, or check the chapter "
-                 "number.\n";
+int show_hint(const std::vector<Exercise>& all, const std::string& id, HintLog& log) {
+  const Exercise& e = find_exercise(all, id);
+  const int shown = std::min<int>(log.shown(id) + 1, static_cast<int>(e.hints.size()));
+  log.set(id, shown);
+  std::cout << e.id << ", " << e.problem << " — read " << e.readme() << ", section \"" << e.section
+            << "\".\n";
+  for (int i = 0; i < shown; ++i)
+    std::cout << "hint " << i + 1 << " of " << e.hints.size() << ": " << e.hints[i] << "\n";
+  if (shown < static_cast<int>(e.hints.size()))
+    std::cout << "(run the same command again for the next hint)\n";
+  else
+    std::cout << "(that was the last hint; the reference is shown by --solution " << id
+              << " once your version passes)\n";
+  return 0;
+}
+
+int show_solution(const std::vector<Exercise>& all, const std::string& id) {
+  const Exercise& e = find_exercise(all, id);
+  const auto statuses = run_and_judge({e}, true);
+  const ExerciseStatus& s = statuses.front();
+  if (s.status != Status::kDone) {
+    std::cout << "\n"
+              << e.id << " is " << status_word(s.status)
+              << (s.detail.empty() ? "" : " (" + s.detail + ")")
+              << ". The reference stays hidden until your version passes: try --hint " << e.id
+              << ".\n";
     return 1;
   }
-  std::cout << "\n| chapter | done | failing | not started | needs a GPU |\n"
-               "|---|---:|---:|---:|---:|\n";
-  std::ostringstream detail;
-  for (const auto& [chapter, exercises] : by_chapter) {
-    std::map<Outcome, std::vector<std::string>> groups;
-    for (const auto& [id, outcomes] : exercises) groups[combine(outcomes)].push_back(id);
-    std::cout << "| " << chapter << " | " << groups[Outcome::kPassed].size() << " | "
-              << groups[Outcome::kFailed].size() << " | " << groups[Outcome::kNotStarted].size()
-              << " | " << groups[Outcome::kNeedsGpu].size() << " |\n";
-    for (Outcome o : {Outcome::kFailed, Outcome::kNotStarted, Outcome::kPassed}) {
-      if (groups[o].empty()) continue;
-      std::sort(groups[o].begin(), groups[o].end(), natural_less);
-      detail << chapter << " " << word(o) << ":";
-      for (const auto& id : groups[o]) detail << " " << id;
-      detail << "\n";
+  std::cout << "\n"
+            << e.id << " passes. The reference, to compare with yours:\n\n"
+            << reference_text(e, ".");
+  return 0;
+}
+
+int teeth() {
+  const Run run =
+      run_bazel_test({"--test_tag_filters=exercise", "--test_output=summary", "//tests/..."});
+  int bad = 0, checked = 0;
+  for (const auto& label : run.events.failed_to_build) {
+    std::cout << "teeth: " << label << " did not build on the exercise track\n";
+    ++bad;
+  }
+  for (const TestCase& c : read_test_cases(run.events)) {
+    ++checked;
+    if (c.track != "exercises" && !c.exercise.empty()) {
+      std::cout << "teeth: " << c.target << " " << c.name << " ran on the " << c.track
+                << " track, not against the stubs\n";
+      ++bad;
+    } else if (c.outcome == CaseOutcome::kPassed || c.outcome == CaseOutcome::kSkipped) {
+      std::cout << "teeth: " << c.target << " " << c.name
+                << " passes against the stubs: it tests nothing the reader writes\n";
+      ++bad;
     }
   }
-  std::cout << "\n" << detail.str()
-            << "\nA failing exercise's messages: bazel test --config=exercises "
-               "//tests/<chapter>/... (the test log names the input and the first mismatch).\n";
+  std::cout << "teeth: " << checked << " graded test cases of " << run.events.test_xml.size()
+            << " targets checked against the stubs, " << bad << " with no teeth\n";
+  return bad == 0 && checked > 0 ? 0 : 1;
+}
+
+int count(const std::string& bep_file) {
+  BOOK_CHECK(!bep_file.empty(),
+             "--count reads a run's events: give --bep=FILE (a file written by "
+             "bazel test --build_event_json_file=FILE)");
+  const std::string text = read_file(bep_file);
+  BOOK_CHECK(!text.empty(), "--bep=" << bep_file << " is missing or empty");
+  const BuildEvents events = parse_build_events(text);
+  int passed = 0, failed = static_cast<int>(events.failed_to_build.size()), skipped = 0;
+  for (const TestCase& c : read_test_cases(events)) {
+    if (c.outcome == CaseOutcome::kPassed)
+      ++passed;
+    else if (c.outcome == CaseOutcome::kFailed)
+      ++failed;
+    else
+      ++skipped;
+  }
+  std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped\n";
+  return failed == 0 && passed > 0 ? 0 : 1;
+}
+
+int body(int argc, char** argv) {
+  std::string scope, hint, solution, bep;
+  bool teeth_mode = false, count_mode = false;
+  Flags flags("progress",
+              "runs your exercises' tests now and says, per chapter, what is done, failing, not "
+              "started or needs a GPU, and what to do next (exit status 0: all asked about are "
+              "done, 1: some are not, 2: bad command line or Bazel failed)");
+  flags
+      .positional("scope", &scope,
+                  "a chapter (12), chapters (1,12) or one exercise (dp.115); all when absent")
+      .optional();
+  flags.add("hint", &hint, "reveal the next hint of this exercise (one more each time)");
+  flags.add("solution", &solution, "show this exercise's reference, once your version passes");
+  flags.add("teeth", &teeth_mode, "CI: fail if any graded test passes against the stubs");
+  flags.add("count", &count_mode, "CI: count the test cases of the run in --bep");
+  flags.add("bep", &bep, "a build-event file (--build_event_json_file) for --count");
+  flags.parse(argc, argv);
+
+  const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+  BOOK_CHECK(workspace != nullptr, "run me with `bazel run //tools:progress` inside the book");
+  fs::current_path(workspace);
+  if (count_mode) return count(bep);
+  if (teeth_mode) return teeth();
+  const std::vector<Exercise> all = read_all_exercise_catalogs(".");
+  HintLog hints(fs::path(".book-progress") / "hints");
+  if (!hint.empty()) return show_hint(all, hint, hints);
+  if (!solution.empty()) return show_solution(all, solution);
+
+  const std::vector<Exercise> chosen = select(all, scope);
+  std::cerr << "progress: running the graded tests of " << chosen.size()
+            << (chosen.size() == 1 ? " exercise" : " exercises")
+            << " against your code. The first run builds what they need (minutes on a laptop); "
+               "later runs take seconds.\n";
+  const auto statuses = run_and_judge(chosen, looks_like_exercise_id(scope));
+  std::cerr << "progress: (Bazel reports a test FAILED while an exercise it grades is not started: "
+               "a stub is never a pass. The report below tells the two apart.)\n";
+  std::cout << format_report(statuses, chapter_titles(chosen), hints.all()) << std::flush;
+  for (const auto& s : statuses)
+    if (s.status != Status::kDone) return 1;
   return 0;
 }
 
 }  // namespace
+}  // namespace book::tools
 
-int main(int argc, char** argv) {
-  bool run = true, teeth = false, count = false;
-  std::vector<std::string> chapters;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--no-run") run = false;
-    else if (arg == "--teeth") teeth = true, run = false;
-    else if (arg == "--count") count = true, run = false;
-    else if (arg == "--help" || arg == "-h") {
-      std::cout << "usage: bazel run //tools:progress [-- [--no-run|--teeth|--count] [chapter ...]]\n";
-      return 0;
-    } else if (!arg.empty() && arg[0] != '-') chapters.push_back(arg);
-    else {
-      std::cerr << "progress: unknown option " << arg << " (try --help)\n";
-      return 2;
-    }
-  }
-  const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
-  if (workspace == nullptr) {
-    std::cerr << "progress: run me with `bazel run //tools:progress` from the repository\n";
-    return 2;
-  }
-  fs::current_path(workspace);
-  if (run) {
-    std::cout << "Running the graded tests against your exercises (bazel test --config=exercises "
-                 "//tests/...)...\n"
-              << std::flush;
-    // Failing tests are expected while the reader works; the report below says which.
-    const int status = std::system(
-        "bazel test --config=exercises --keep_going --test_output=summary //tests/... >/dev/null 2>&1");
-    (void)status;
-  }
-  const fs::path testlogs = capture("bazel info bazel-testlogs 2>/dev/null");
-  if (testlogs.empty()) {
-    std::cerr << "progress: `bazel info bazel-testlogs` failed; is this a Bazel workspace?\n";
-    return 2;
-  }
-  if (count) {
-    // Every test case of the last `bazel test`; a skipped case is neither passed nor failed.
-    int passed = 0, failed = 0, skipped = 0;
-    for (const auto& tc : collect(testlogs, "")) {
-      if (tc.outcome == Outcome::kPassed) ++passed;
-      else if (tc.outcome == Outcome::kFailed) ++failed;
-      else ++skipped;
-    }
-    std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped\n";
-    return failed == 0 && passed > 0 ? 0 : 1;
-  }
-  if (teeth) {
-    // Every case of every exercise-tagged test must be skipped (not started) or failing against
-    // the stubs: one that passes checks nothing the reader writes.
-    std::set<std::string> exercise_targets;
-    std::stringstream query(capture(
-        "bazel query --keep_going 'attr(tags, \"exercise\", tests(//tests/...))' 2>/dev/null"));
-    for (std::string label; std::getline(query, label);)
-      if (label.rfind("//", 0) == 0) {
-        label = label.substr(2);
-        label[label.find(':')] = '/';
-        exercise_targets.insert(label);
-      }
-    int bad = 0, checked = 0;
-    for (const auto& tc : collect(testlogs, "tests/")) {
-      if (!exercise_targets.count(tc.target)) continue;
-      ++checked;
-      if (tc.outcome == Outcome::kPassed || tc.outcome == Outcome::kSkipped) {
-        std::cout << "teeth: " << tc.target << " " << tc.name
-                  << " passes against the stubs: it tests nothing the reader writes\n";
-        ++bad;
-      }
-    }
-    std::cout << "teeth: " << checked << " graded test cases checked against the stubs, " << bad
-              << " with no teeth\n";
-    return bad == 0 && checked > 0 ? 0 : 1;
-  }
-  return report(collect(testlogs, "tests/"), chapters);
-}
+int main(int argc, char** argv) { return book::run_main(argc, argv, book::tools::body); }

@@ -20,8 +20,10 @@
 #include "chapters/01_gemm_cpu/dispatch.h"
 #include "chapters/01_gemm_cpu/openblas_peer.h"
 #include "common/bench_args.h"
+#include "common/benchmark_flags.h"
 #include "common/buffer.h"
 #include "common/check.h"
+#include "common/main.h"
 #include "common/rng.h"
 #include "common/table.h"
 #include "common/timer.h"
@@ -161,9 +163,9 @@ void register_all() {
 }  // namespace
 }  // namespace book::gemm
 
-int main(int argc, char** argv) {
+int bench_main(int argc, char** argv) {
   book::BenchArgs args(argc, argv);  // 5 repetitions, randomly interleaved, unless told otherwise
-  benchmark::Initialize(&args.argc(), args.argv());
+  book::init_benchmark(&args.argc(), args.argv());  // unknown flags refused; the machine's load
   std::cout << "OpenBLAS core: " << book::gemm::openblas_core_name() << "; cblas_sgemm from "
             << book::gemm::openblas_cblas_library() << "\n";
   book::gemm::register_all();
@@ -172,3 +174,5 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
   return 0;
 }
+
+int main(int argc, char** argv) { return book::run_main(argc, argv, bench_main); }

@@ -15,8 +15,10 @@
 
 #include "chapters/01_gemm_cpu/ladder_steps.h"
 #include "chapters/01_gemm_cpu/openblas_peer.h"
+#include "common/machine_load.h"
 #include "common/main.h"
 #include "common/table.h"
+#include "common/track.h"
 
 namespace book::gemm {
 namespace {
@@ -33,6 +35,11 @@ int tour_size(const std::vector<int>& sizes) {
 
 int body(int argc, char** argv) {
   const ladder::Options options = ladder::parse_options({argv + 1, argv + argc});
+  book::print_machine_load();
+  if (options.tour)
+    std::cout << "tour-config: 01 | ladder --tour: every rung at n = " << tour_size(options.sizes)
+              << " only, one thread and all " << std::max(1u, std::thread::hardware_concurrency())
+              << " (the chapter's full table: n = 256, 512, 1024, 2048; `ladder` without --tour)\n";
   const int all_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::cout << "OpenBLAS core: " << openblas_core_name() << " (cblas_sgemm from "
             << openblas_cblas_library() << ")\n";
@@ -51,11 +58,15 @@ int body(int argc, char** argv) {
          "matrix once does n/6 flop per byte; the roof is min(FMA peak, triad bandwidth × n/6), "
          "which is the FMA peak once n/6 exceeds the ridge point.\n\n"
       << table.markdown() << "\n";
+  // The exercise track's results get their own names, so your rungs never overwrite the
+  // reference's table and plot; the tour's one size makes no plot.
   const std::string dir = results_dir();
-  table.write_csv(dir + "/01_gemm_cpu_ladder.csv");
-  table.write_json(dir + "/01_gemm_cpu_ladder.json");
-  std::cout << "wrote " << dir << "/01_gemm_cpu_ladder.{csv,json}\n";
-  ladder::write_plot(rows);
+  const std::string stem =
+      exercise_track() ? "/01_gemm_cpu_ladder_exercises" : "/01_gemm_cpu_ladder";
+  table.write_csv(dir + stem + ".csv");
+  table.write_json(dir + stem + ".json");
+  std::cout << "wrote " << dir << stem << ".{csv,json}\n";
+  if (!options.tour) ladder::write_plot(rows, dir + stem);
   ladder::print_tour_lines(rows, ceilings, tour_size(options.sizes));
   return 0;
 }

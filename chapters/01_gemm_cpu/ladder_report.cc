@@ -68,12 +68,23 @@ Table ladder_table(const std::vector<Row>& rows, const Ceilings& ceilings) {
   return table;
 }
 
-void write_plot(const std::vector<Row>& rows) {
-  std::vector<std::string> series{"OpenBLAS 1 thread", "OpenBLAS all threads"};
-  for (Rung rung : all_rungs()) series.push_back(rung_name(rung));
-  const std::string dir = results_dir();
-  const std::string data = dir + "/01_gemm_cpu_ladder.dat", script = dir + "/01_gemm_cpu_ladder.gp",
-                    png = dir + "/01_gemm_cpu_ladder.png";
+void write_plot(const std::vector<Row>& rows, const std::string& path_stem) {
+  // Only series with a point: a rung not started (or skipped) has none, and an empty block makes
+  // gnuplot warn.
+  std::vector<std::string> series;
+  std::vector<std::string> candidates{"OpenBLAS 1 thread", "OpenBLAS all threads"};
+  for (Rung rung : all_rungs()) candidates.push_back(rung_name(rung));
+  for (const auto& name : candidates)
+    for (const Row& row : rows)
+      if (row.name == name && row.gflops > 0) {
+        series.push_back(name);
+        break;
+      }
+  const std::string data = path_stem + ".dat", script = path_stem + ".gp", png = path_stem + ".png";
+  if (series.empty()) {
+    std::cout << "no rung has a time to plot (none started?): plot skipped\n";
+    return;
+  }
   {
     std::ofstream out(data);
     for (const auto& name : series) {  // one gnuplot data block per series, titled by its header
@@ -94,8 +105,15 @@ void write_plot(const std::vector<Row>& rows) {
     for (int i = 0; i < 9; ++i)
       gp << "set linetype " << i + 3 << " lc rgb '" << colours[i] << "' dt 1 pt " << (i % 6) + 1
          << "\n";
-    gp << "plot for [i=0:" << series.size() - 1 << "] '" << data
-       << "' index i using 1:2 with linespoints lt (i+1) lw 2 title columnheader(1)\n";
+    // One plot clause per series, each in its candidate's colour whichever series are missing.
+    gp << "plot ";
+    for (std::size_t k = 0; k < series.size(); ++k) {
+      const auto c =
+          std::find(candidates.begin(), candidates.end(), series[k]) - candidates.begin();
+      gp << (k ? ", \\\n     " : "") << "'" << data << "' index " << k
+         << " using 1:2 with linespoints lt " << c + 1 << " lw 2 title columnheader(1)";
+    }
+    gp << "\n";
   }
   if (std::system("command -v gnuplot > /dev/null 2>&1") != 0) {
     std::cout << "gnuplot not found (apt-get install gnuplot-nox): plot skipped; data in " << data

@@ -66,7 +66,7 @@ std::vector<Row> run_size(int n, bool slow_everywhere, int all_threads);
 Table ladder_table(const std::vector<Row>& rows, const Ceilings& ceilings);
 
 /// Writes the GFLOP/s-per-size plot (gnuplot, where installed) next to the CSV.
-void write_plot(const std::vector<Row>& rows);
+void write_plot(const std::vector<Row>& rows, const std::string& path_stem);
 
 /// Prints the tour's lines: the best one-thread and multithreaded rungs at n_tour against
 /// OpenBLAS, and naive against the best.

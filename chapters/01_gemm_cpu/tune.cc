@@ -77,11 +77,17 @@ TuneOptions parse_tune_options(const std::vector<std::string>& arguments) {
               "times cache-block sizes for this machine's L1 and L2 against the engine's defaults");
   flags.add("n", &options.n, "the size timed (m = n = k)").range(64, 16384);
   flags.add("threads", &options.threads, "threads the engine runs on").range(1, 1024);
-  flags.add("l1", &options.l1, "L1d bytes per core (0: ask the C library)")
-      .range(1024, std::int64_t{1} << 40);
-  flags.add("l2", &options.l2, "L2 bytes per core (0: ask the C library)")
-      .range(1024, std::int64_t{1} << 40);
+  // 0 is the default ("ask the C library"), so the range starts there; a size given must be real.
+  flags.add("l1", &options.l1, "L1d bytes per core (0: ask the C library; else at least 1024)")
+      .range(0, std::int64_t{1} << 40);
+  flags.add("l2", &options.l2, "L2 bytes per core (0: ask the C library; else at least 1024)")
+      .range(0, std::int64_t{1} << 40);
   flags.parse(arguments);
+  for (const auto& [name, bytes] : {std::pair{"--l1", options.l1}, std::pair{"--l2", options.l2}})
+    if (bytes > 0 && bytes < 1024)
+      throw UsageError(std::string(name) +
+                       " must be 0 (ask the C library) or at least 1024 bytes, got " +
+                       std::to_string(bytes));
   return options;
 }
 

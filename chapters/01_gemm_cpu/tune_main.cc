@@ -16,6 +16,7 @@
 #include "chapters/01_gemm_cpu/tune.h"
 #include "common/buffer.h"
 #include "common/check.h"
+#include "common/machine_load.h"
 #include "common/main.h"
 #include "common/rng.h"
 #include "common/table.h"
@@ -26,6 +27,7 @@ namespace {
 
 int body(int argc, char** argv) {
   const TuneOptions options = parse_tune_options({argv + 1, argv + argc});
+  book::print_machine_load();
   const int n = options.n;
   const long l1 = options.l1 > 0 ? options.l1 : l1d_cache_bytes();
   const long l2 = options.l2 > 0 ? options.l2 : l2_cache_bytes();

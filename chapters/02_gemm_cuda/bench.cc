@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "chapters/02_gemm_cuda/runners.h"
+#include "common/benchmark_flags.h"
 #include "common/cuda.h"
 #include "common/flags.h"
 #include "common/main.h"
@@ -132,8 +133,7 @@ int body(int argc, char** argv) {
   }
   argc = static_cast<int>(args.size());
   argv = args.data();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return kExitBadInput;
+  init_benchmark(&argc, argv);  // refuses unknown flags; prints the machine's load
   register_all(skip);
   benchmark::RunSpecifiedBenchmarks();
   print_ratios();

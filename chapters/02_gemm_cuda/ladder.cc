@@ -25,6 +25,7 @@
 #include "chapters/02_gemm_cuda/wgmma.h"
 #include "common/check.h"
 #include "common/cuda.h"
+#include "common/machine_load.h"
 #include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
@@ -272,6 +273,11 @@ BestRatios timing(const std::vector<Rung>& rungs, Cublas& cublas, const LadderOp
 
 int body(int argc, char** argv) {
   const LadderOptions options = parse_ladder_options({argv + 1, argv + argc});
+  book::print_machine_load();
+  if (options.tour)
+    std::cout << "tour-config: 02 | ladder --tour: the global-memory traffic counted at 4096^3 and "
+                 "the compiler's report; with a GPU, every rung checked, then timed at 4096 only "
+                 "(the chapter's table: 1024 to 8192)\n";
   std::cout << "# Chapter 02: the GEMM ladder on the GPU\n";
   const double ratio = traffic_table(4096);
   resource_table(argv[0]);

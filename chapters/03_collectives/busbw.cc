@@ -20,6 +20,7 @@
 #include "chapters/03_collectives/threads.h"
 #include "common/buffer.h"
 #include "common/check.h"
+#include "common/machine_load.h"
 #include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
@@ -130,7 +131,13 @@ void write_traces(int ranks, const std::string& path) {
 
 int run(int argc, char** argv) {
   const BusbwOptions options = parse_busbw_options(BusbwStage::kThreads, argc, argv);
+  print_machine_load();
   const bool tour = options.tour;
+  if (tour)
+    std::printf(
+        "tour-config: 03 | busbw --tour: %d ranks as threads, all algorithms from 1 KiB to "
+        "%d MiB, both rings at 64 MiB (the chapter's table: up to 256 MiB)\n",
+        options.ranks, options.max_mib);
   const int ranks = options.ranks;
   const std::size_t max_bytes = static_cast<std::size_t>(options.max_mib) << 20;
   const std::string& trace_path = options.trace;

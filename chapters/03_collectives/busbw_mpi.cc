@@ -12,6 +12,7 @@
 #include "chapters/03_collectives/busbw_options.h"
 #include "chapters/03_collectives/busbw_table.h"
 #include "chapters/03_collectives/mpi.h"
+#include "common/machine_load.h"
 #include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
@@ -47,6 +48,7 @@ int run(int argc, char** argv) {
   const bool tour = options.tour;
   const std::size_t max_bytes = static_cast<std::size_t>(options.max_mib) << 20;
   const bool root = comm.rank() == 0;
+  if (root) print_machine_load();
   const std::size_t budget = tour ? (16u << 20) : (256u << 20);
   Table table(
       {"size", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "busbw / MPI_Allreduce"});

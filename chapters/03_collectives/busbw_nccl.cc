@@ -12,6 +12,7 @@
 #include "chapters/03_collectives/busbw_table.h"
 #include "chapters/03_collectives/nccl_mpi.h"
 #include "common/cuda.h"
+#include "common/machine_load.h"
 #include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
@@ -27,6 +28,7 @@ int run(int argc, char** argv) {
   const std::size_t max_bytes = static_cast<std::size_t>(options.max_mib) << 20;
   auto nccl = nccl_over_mpi(mpi);
   const bool root = mpi.rank() == 0;
+  if (root) print_machine_load();
   if (root) std::printf("%s", cuda::device_summary().c_str());
   void* device = nullptr;
   BOOK_CUDA_CHECK(cudaMalloc(&device, max_bytes));

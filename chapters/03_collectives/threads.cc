@@ -4,6 +4,8 @@
 // every few milliseconds for a failed rank and give up at the timeout.
 #include "chapters/03_collectives/threads.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -265,6 +267,10 @@ void run_ranks(int world_size, const std::function<void(Communicator&)>& body,
   std::vector<int> order;  // ranks in the order they failed
   for (int r = 0; r < world_size; ++r) {
     threads.emplace_back([&, r] {
+      // The thread's name says which rank it is, for debuggers and for test failures (the graded
+      // tests' reporter prints it next to a failure raised on this thread); at most 15 characters.
+      const std::string name = "rank " + std::to_string(r) + "/" + std::to_string(world_size);
+      pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
       try {
         ThreadsCommunicator comm(world, group, r, options);
         body(comm);

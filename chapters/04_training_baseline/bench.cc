@@ -24,6 +24,8 @@
 #include "chapters/04_training_baseline/torch_peer.h"
 #include "chapters/04_training_baseline/trainer.h"
 #include "common/bench_args.h"
+#include "common/benchmark_flags.h"
+#include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
 
@@ -141,10 +143,9 @@ void print_ratio_table(const StepReporter& reporter) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int bench_main(int argc, char** argv) {
   book::BenchArgs args(argc, argv);
-  benchmark::Initialize(&args.argc(), args.argv());
-  if (benchmark::ReportUnrecognizedArguments(args.argc(), args.argv())) return 1;
+  book::init_benchmark(&args.argc(), args.argv());  // unknown flags refused; the machine's load
   StepReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   print_ratio_table(reporter);
@@ -153,3 +154,5 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
   return 0;
 }
+
+int main(int argc, char** argv) { return book::run_main(argc, argv, bench_main); }

@@ -19,6 +19,7 @@
 #include "chapters/04_training_baseline/train_stage.h"
 #include "chapters/04_training_baseline/trainer.h"
 #include "common/dtype.h"
+#include "common/machine_load.h"
 #include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
@@ -237,6 +238,25 @@ MemoryReport print_memory_and_precision(const Run& run, const Trainer& trainer) 
   return mixed;
 }
 
+// What the tour ran, next to the chapter's default run: the tour trains a smaller task, so its
+// model has another parameter count (the position embedding follows the context length).
+std::int64_t parameters_of(const Args& args) {
+  Config model = stage_options(args).model;  // the shape the Trainer gives it for this task
+  model.vocab_size = AdditionTask::vocab_size();
+  model.context = AdditionTask(args.digits).model_context();
+  return model.parameter_count();
+}
+
+void print_tour_config(const Args& args) {
+  const Args chapter_default;
+  std::cout << "tour-config: 04 | train --tour: " << args.digits << "-digit addition, "
+            << args.steps << " steps, " << book::dtype_name(args.precision) << ", "
+            << parameters_of(args)
+            << " parameters (the chapter's default run, `train` without --tour: "
+            << chapter_default.digits << "-digit addition, " << chapter_default.steps << " steps, "
+            << parameters_of(chapter_default) << " parameters)\n";
+}
+
 void print_tour(const Run& run, const Training& t, const Evaluation& e, const MemoryReport& mixed) {
   std::cout << "tour: 04 | val loss of the tiny GPT, " << run.args.steps << " steps ("
             << book::fixed(t.seconds, 0) << " s) | " << book::fixed(t.initial_val, 2) << " -> "
@@ -258,6 +278,8 @@ int body(int argc, char** argv) {
   const Args args = parse_stage_args(std::vector<std::string>(argv + 1, argv + argc));
   // Before the run, not after it: a results folder that cannot be written is found in a second.
   const std::string results = book::results_dir();
+  book::print_machine_load();
+  if (args.tour) print_tour_config(args);
   book::gemm::set_sgemm_threads(args.threads);
   Trainer trainer(stage_options(args));
   const Run run = describe(args, trainer);

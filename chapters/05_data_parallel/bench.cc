@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -25,6 +26,8 @@
 #include "chapters/03_collectives/threads.h"
 #include "chapters/05_data_parallel/ddp_trainer.h"
 #include "chapters/05_data_parallel/stage.h"
+#include "common/benchmark_flags.h"
+#include "common/flags.h"
 #include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
@@ -203,20 +206,32 @@ void compare_with_pytorch(const std::string& argv0, int rounds) {
             << table.markdown();
 }
 
+// --rounds N (or --rounds=N), from 1 to 100: a bad value is a usage error, not a silent 1.
+int parse_rounds(const std::string& text) {
+  int value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size())
+    throw book::UsageError("--rounds expects an integer, got '" + text + "'");
+  if (value < 1 || value > 100) throw book::UsageError("--rounds must be in 1..100, got " + text);
+  return value;
+}
+
 int body(int argc, char** argv) {
   int rounds = 5;
   std::vector<char*> rest = {argv[0]};
   for (int i = 1; i < argc; ++i) {  // --rounds N is ours; the rest is Google Benchmark's
     const std::string arg = argv[i];
-    if (arg == "--rounds" && i + 1 < argc)
-      rounds = std::max(1, std::atoi(argv[++i]));
-    else if (arg.rfind("--rounds=", 0) == 0)
-      rounds = std::max(1, std::atoi(arg.c_str() + 9));
-    else
+    if (arg == "--rounds") {
+      if (i + 1 == argc) throw book::UsageError("--rounds expects an integer, got nothing");
+      rounds = parse_rounds(argv[++i]);
+    } else if (arg.rfind("--rounds=", 0) == 0) {
+      rounds = parse_rounds(arg.substr(9));
+    } else {
       rest.push_back(argv[i]);
+    }
   }
   int count = static_cast<int>(rest.size());
-  benchmark::Initialize(&count, rest.data());
+  book::init_benchmark(&count, rest.data());  // refuses unknown flags; prints the machine's load
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   compare_with_pytorch(argv[0], rounds);

@@ -7,10 +7,13 @@
 // injected delays; uneven work; a failure and the restart. The steps are in stage.h.
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "chapters/03_collectives/mpi.h"
 #include "chapters/05_data_parallel/ddp_trainer.h"
 #include "chapters/05_data_parallel/stage.h"
+#include "common/machine_load.h"
 #include "common/main.h"
 #include "common/table.h"
 
@@ -33,6 +36,22 @@ void print_header(const StageOptions& o, int world) {
             << (o.backend == "mpi" ? " (" + std::to_string(world) + " processes)"
                                    : ", N = thread ranks, sgemm on one thread each")
             << "\n";
+}
+
+std::string list(const std::vector<int>& ranks) {
+  std::string out;
+  for (int n : ranks) out += (out.empty() ? "" : ", ") + std::to_string(n);
+  return out;
+}
+
+// What the tour ran, next to the chapter's default run (the README's tables).
+void print_tour_config(const StageOptions& o) {
+  const StageOptions chapter_default;
+  std::cout << "tour-config: 05 | ddp --tour: N = " << list(o.ranks) << " thread ranks, " << o.steps
+            << " timed steps per rung (" << o.warmup
+            << " warm-up), shortened analyses (the chapter's run, `ddp` without --tour: N = "
+            << list(chapter_default.ranks) << ", " << chapter_default.steps << " timed steps, "
+            << chapter_default.warmup << " warm-up)\n";
 }
 
 void print_ladder_tour(const std::vector<LadderRow>& rows, double hidden) {
@@ -69,11 +88,16 @@ int body(int argc, char** argv) {
   if (options.backend == "mpi") {
     book::coll::MpiSession session(&argc, &argv);
     book::coll::MpiCommunicator world;
-    if (world.rank() == 0) print_header(options, world.size());
+    if (world.rank() == 0) {
+      book::print_machine_load();
+      print_header(options, world.size());
+    }
     const auto rows = run_ladder_mpi(options, world);
     if (world.rank() == 0) report_ladder(options, rows);
     return 0;
   }
+  book::print_machine_load();
+  if (options.tour) print_tour_config(options);
   print_header(options, 0);
   std::cout << "one device: chapter 4's Trainer, sgemm on every core: "
             << book::fixed(one_device_step_ms(options), 1) << " ms/step\n\n";

@@ -8,9 +8,11 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "chapters/06_zero/sharding.h"
 #include "chapters/06_zero/stage.h"
+#include "common/machine_load.h"
 #include "common/main.h"
 #include "common/table.h"
 
@@ -86,8 +88,23 @@ void print_tour(const StageOptions& o, const std::vector<Row>& rows, const book:
             << " GB per rank | DDP / ZeRO-1 / -2 / -3 (Rajbhandari et al. 2020, Fig. 1)\n";
 }
 
+// What the tour ran, next to the chapter's default run (the README's tables).
+void print_tour_config(const StageOptions& o) {
+  const StageOptions chapter_default;
+  const auto list = [](const std::vector<int>& ranks) {
+    std::string out;
+    for (int n : ranks) out += (out.empty() ? "" : ", ") + std::to_string(n);
+    return out;
+  };
+  std::cout << "tour-config: 06 | zero --tour: N = " << list(o.ranks) << " thread ranks, "
+            << o.steps << " steps per stage (the chapter's run, `zero` without --tour: N = "
+            << list(chapter_default.ranks) << ", " << chapter_default.steps << " steps)\n";
+}
+
 int body(int argc, char** argv) {
   const StageOptions o = parse_stage_options(argc, argv);
+  book::print_machine_load();
+  if (o.tour) print_tour_config(o);
   const ZeroOptions shape = resolve(run_options(o, Stage::kZero1), 1);
   const auto& c = shape.train.model;
   std::cout << "# Chapter 6: ZeRO\n\n"

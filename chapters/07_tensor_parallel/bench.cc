@@ -19,6 +19,8 @@
 #include "chapters/03_collectives/threads.h"
 #include "chapters/07_tensor_parallel/parallel_trainer.h"
 #include "chapters/07_tensor_parallel/tp_stage.h"
+#include "common/benchmark_flags.h"
+#include "common/main.h"
 #include "common/table.h"
 #include "common/timer.h"
 
@@ -101,8 +103,8 @@ std::string median_and_spread(std::vector<double> v) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
+int bench_main(int argc, char** argv) {
+  book::init_benchmark(&argc, argv);  // unknown flags refused; the machine's load printed
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   const auto& s = reporter.ms;
@@ -131,3 +133,5 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
   return 0;
 }
+
+int main(int argc, char** argv) { return book::run_main(argc, argv, bench_main); }

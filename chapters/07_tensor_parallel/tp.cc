@@ -12,6 +12,7 @@
 
 #include "chapters/01_gemm_cpu/sgemm.h"
 #include "chapters/07_tensor_parallel/tp_stage.h"
+#include "common/machine_load.h"
 #include "common/main.h"
 
 namespace {
@@ -47,8 +48,20 @@ void plot_load(const std::vector<BalanceStep>& balance) {
             << "\n";
 }
 
+// What the tour ran, next to the chapter's default run (the README's tables).
+void print_tour_config(const StageOptions& o) {
+  const StageOptions chapter_default;
+  std::cout << "tour-config: 07 | tp --tour: " << o.steps << " steps per degree, " << o.moe_tokens
+            << " MoE tokens per rank, " << o.balance_steps
+            << " router steps (the chapter's run, `tp` without --tour: " << chapter_default.steps
+            << " steps, " << chapter_default.moe_tokens << " tokens, "
+            << chapter_default.balance_steps << " router steps)\n";
+}
+
 int body(int argc, char** argv) {
   const StageOptions options = parse_stage_options(argc, argv);
+  book::print_machine_load();
+  if (options.tour) print_tour_config(options);
   // One thread per rank: the ranks are the parallelism here, not sgemm's threads.
   book::gemm::set_sgemm_threads(1);
   const book::train::TrainOptions training = stage_training(options);

@@ -19,6 +19,8 @@
 
 #include "chapters/10_paged_attention/attention_cpu.h"
 #include "chapters/10_paged_attention/paged_attention.h"
+#include "common/benchmark_flags.h"
+#include "common/main.h"
 #include "common/rng.h"
 #include "common/table.h"
 
@@ -126,7 +128,7 @@ std::string name(const char* bm, int paged, int batch, int context, int threads)
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int bench_main(int argc, char** argv) {
   // Five repetitions in random order unless the command line says otherwise: on a shared machine a
   // single run in a fixed order measures whoever else was running.
   std::vector<char*> args(argv, argv + argc);
@@ -139,7 +141,7 @@ int main(int argc, char** argv) {
   if (!given("--benchmark_repetitions")) args.push_back(repetitions.data());
   if (!given("--benchmark_enable_random_interleaving")) args.push_back(interleave.data());
   int count = static_cast<int>(args.size());
-  benchmark::Initialize(&count, args.data());
+  book::init_benchmark(&count, args.data());  // unknown flags refused; the machine's load
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   auto find = [&](const std::string& key) {
@@ -185,3 +187,5 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
   return 0;
 }
+
+int main(int argc, char** argv) { return book::run_main(argc, argv, bench_main); }

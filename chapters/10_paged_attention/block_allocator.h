@@ -30,6 +30,7 @@ using BlockId = int;
 /// and the caller (chapter 11's scheduler) preempts a sequence. Misuse is an error: a block id
 /// outside the pool, or releasing a block whose count is already 0 (a double free), throws
 /// book::Error and changes nothing.
+/// \exercise{kv.block_allocator}
 class BlockAllocator {
  public:
   /// `num_blocks` free blocks, queued 0, 1, ..., num_blocks-1 from the front. Throws book::Error

@@ -55,6 +55,7 @@ struct SlotReservation {
 ///   {shared, fresh, length mod block_size}; the slot is (fresh, length mod block_size).
 /// If an allocation fails, returns ok = false with `table` and `allocator` unchanged. Throws
 /// book::Error if block_size < 1, length < 0, or the table's size does not fit `length`.
+/// \exercise{kv.copy_on_write}
 SlotReservation reserve_slot(BlockAllocator& allocator, BlockTable& table, int length,
                              int block_size);
 

@@ -14,6 +14,7 @@
 #include "chapters/10_paged_attention/attention_cuda.h"
 #include "common/cuda.h"
 #include "common/flags.h"
+#include "common/machine_load.h"
 #include "common/main.h"
 #include "common/rng.h"
 #include "common/table.h"
@@ -74,6 +75,7 @@ int body(int argc, char** argv) {
   book::Flags flags("gpu_bench", "times the CUDA paged-attention kernel, paged vs contiguous");
   flags.add("tour", &tour, "a short run: fewer shapes");
   flags.parse(argc, argv);
+  book::print_machine_load();
   std::cout << "# Chapter 10: the CUDA paged-attention kernel\n\n";
   if (book::cuda::device_count() == 0) {
     std::cout << "no GPU: " << book::cuda::no_device_reason()

@@ -15,6 +15,7 @@
 #include "chapters/10_paged_attention/kv_report.h"
 #include "chapters/10_paged_attention/served_model.h"
 #include "common/flags.h"
+#include "common/machine_load.h"
 #include "common/main.h"
 #include "common/table.h"
 
@@ -52,8 +53,19 @@ StageOptions parse(int argc, char** argv) {
 
 std::string pct(double fraction) { return book::fixed(100 * fraction, 1) + "%"; }
 
+// What the tour ran, next to the chapter's default run (the README's tables).
+void print_tour_config(const StageOptions& o) {
+  std::cout << "tour-config: 10 | kv --tour: " << o.requests << " requests replayed into "
+            << o.budget_tokens << " KV slots, blocks of " << o.block_size
+            << ", no block-size sweep, 200 sums decoded and a 64 + 64-token long decode (the "
+               "chapter's run, `kv` without --tour: the same replay, the sweep over blocks of 1 "
+               "to 256, 1000 sums and a 128 + 256-token long decode)\n";
+}
+
 int body(int argc, char** argv) {
   const StageOptions o = parse(argc, argv);
+  book::print_machine_load();
+  if (o.tour) print_tour_config(o);
   const std::string dir = book::results_dir();
   std::cout << "# Chapter 10: the KV cache and paged attention\n\n"
             << "## What one token costs: 2 · layers · KV heads · head_dim · element size\n\n"

@@ -53,6 +53,7 @@ void check_attention_args(const char* who, const LayerKvView& kv,
 ///   out[h] = Σ_t softmax_t(q · K_t / √head_dim) · V_t over t in [0, context_len).
 /// A plain, readable loop in float (subtract the maximum score before exp). Checks its arguments
 /// with check_attention_args first.
+/// \exercise{kv.paged_attention}
 void paged_attention_reference(const LayerKvView& kv, std::span<const AttentionQuery> queries);
 
 }  // namespace book::kv

@@ -11,13 +11,33 @@
 #include "chapters/12_dynamic_programming/dp.h"
 #include "chapters/12_dynamic_programming/explain_tables.h"
 #include "common/check.h"
+#include "common/machine_load.h"
 #include "common/main.h"
 #include "common/rng.h"
 #include "common/table.h"
 #include "common/timer.h"
+#include "common/track.h"
 
 namespace book::dp {
 namespace {
+
+// The file where the reader writes each problem the stage explains (to print their table from).
+std::string exercise_file(int problem) {
+  switch (problem) {
+    case 115:
+    case 72:
+      return "exercises/12_dynamic_programming/edit_distance.cc";
+    case 1143:
+    case 300:
+      return "exercises/12_dynamic_programming/subsequences.cc";
+    case 416:
+    case 322:
+      return "exercises/12_dynamic_programming/knapsack.cc";
+    case 5:
+      return "exercises/12_dynamic_programming/palindromes.cc";
+  }
+  return "exercises/12_dynamic_programming/";
+}
 
 // Your solution's answer for the request, as text; "not started" for a stub.
 std::string your_answer(const explain::Request& r) {
@@ -47,15 +67,33 @@ std::string your_answer(const explain::Request& r) {
 
 void print(const explain::Request& request) {
   const auto e = explain::fill(request);
-  const std::string yours = your_answer(request);
+  const std::string answer = your_answer(request);
   std::cout << "## " << e.title << "\n\n"
             << "state:      " << e.state << "\n"
             << "transition: " << e.recurrence << "\n\n"
             << e.table.markdown() << "\n"
-            << "answer: " << e.answer << " (" << e.answer_cell << ")\n"
-            << "yours:  " << yours
-            << (yours == e.answer ? "  (matches)" : "  (DIFFERS: print your table and compare)")
-            << "\n\n";
+            << "answer: " << e.answer << " (" << e.answer_cell << ")\n";
+  if (!exercise_track()) {
+    // This build links the reference solutions: there is no "yours" to compare yet.
+    std::cout << "the reference solution: " << answer
+              << (answer == e.answer ? "  (matches)" : "  (DIFFERS)")
+              << "\nyours: build with --config=exercises to run your own: bazel run "
+                 "--config=exercises //chapters/12_dynamic_programming:explain -- ...\n\n";
+    return;
+  }
+  std::cout << "yours:  " << answer;
+  if (answer == e.answer)
+    std::cout << "  (matches)\n\n";
+  else if (answer.rfind("not started", 0) == 0)
+    std::cout << "\n\n";
+  else
+    std::cout << "  (DIFFERS from the table's " << e.answer << ")\n"
+              << "To compare your table with the one above: print your dp array from "
+              << exercise_file(request.problem)
+              << " (each row on std::cerr, say), run this same command again, and find the first "
+                 "cell that differs; its recurrence or initialisation is the bug. `bazel run "
+                 "//tools:progress -- --hint dp."
+              << request.problem << "` gives a hint.\n\n";
 }
 
 std::string random_word(Rng& rng, int length) {
@@ -65,13 +103,17 @@ std::string random_word(Rng& rng, int length) {
 }
 
 int tour() {
+  std::cout << "tour-config: 12 | explain --tour: the tables of 115, 72 and 322, then LeetCode 115 "
+               "brute force against "
+            << (exercise_track() ? "your DP" : "the reference DP")
+            << " on random two-letter strings s of 12 to 24 letters\n";
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"115", "rabbbit", "rabbit"}, {"72", "horse", "ros"}, {"322", "11", "1,2,5"}})
     print(explain::parse(args));
 
   // Brute force (every subset of positions of s) against your DP, on one input per size.
-  Table timing(
-      {"length of s", "length of t", "count", "brute force (ms)", "your DP (µs)", "ratio"});
+  Table timing({"length of s", "length of t", "count", "brute force (ms)",
+                exercise_track() ? "your DP (µs)" : "DP (µs)", "ratio"});
   Rng rng(12);
   std::string ratio_at_largest = "not started (dp.115)", sizes;
   for (int n : {12, 16, 20, 24}) {
@@ -118,6 +160,7 @@ int tour() {
 
 int body(int argc, char** argv) {
   const explain::Command command = explain::parse_command({argv + 1, argv + argc});
+  print_machine_load();
   if (command.tour) return tour();
   print(command.request);
   return 0;

@@ -15,7 +15,7 @@ void sgemm_register_2d(const float* a, const float* b, float* c, GemmShape s, cu
   check_gemm_args(a, b, c, s);
   (void)stream;
   BOOK_NOT_IMPLEMENTED("cuda_gemm.register_2d", "exercises/02_gemm_cuda/register_2d.cu",
-                       "chapters/02_gemm_cuda/README.md, section cuda_gemm.register_2d");
+                       "chapters/02_gemm_cuda/README.md, section Rung 5: 2D register blocking — exercise cuda_gemm.register_2d");
 }
 
 }  // namespace book::gemm_cuda

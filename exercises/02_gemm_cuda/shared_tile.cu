@@ -15,7 +15,7 @@ void sgemm_shared_tile(const float* a, const float* b, float* c, GemmShape s, cu
   check_gemm_args(a, b, c, s);
   (void)stream;
   BOOK_NOT_IMPLEMENTED("cuda_gemm.shared_tile", "exercises/02_gemm_cuda/shared_tile.cu",
-                       "chapters/02_gemm_cuda/README.md, section cuda_gemm.shared_tile");
+                       "chapters/02_gemm_cuda/README.md, section Rung 3: shared-memory tiling — exercise cuda_gemm.shared_tile");
 }
 
 }  // namespace book::gemm_cuda

@@ -16,7 +16,7 @@ void gemm_bf16_wmma(const __nv_bfloat16* a, const __nv_bfloat16* b, float* c, Ge
   check_gemm_args(a, b, c, s);
   (void)stream;
   BOOK_NOT_IMPLEMENTED("cuda_gemm.wmma", "exercises/02_gemm_cuda/wmma.cu",
-                       "chapters/02_gemm_cuda/README.md, section cuda_gemm.wmma");
+                       "chapters/02_gemm_cuda/README.md, section Rung 8: tensor cores through WMMA — exercise cuda_gemm.wmma");
 }
 
 }  // namespace book::gemm_cuda

@@ -16,8 +16,9 @@ namespace book::zero {
 void reduce_scatter_bucket(coll::Communicator& comm, DType wire, std::span<const float> grads,
                            std::span<std::uint16_t> staging, coll::Buffer piece) {
   (void)comm, (void)wire, (void)grads, (void)staging, (void)piece;
-  BOOK_NOT_IMPLEMENTED("zero.reduce_scatter_gradients", "exercises/06_zero/gradient_shards.cc",
-                       "chapters/06_zero/README.md, section ZeRO-2");
+  BOOK_NOT_IMPLEMENTED(
+      "zero.reduce_scatter_gradients", "exercises/06_zero/gradient_shards.cc",
+      "chapters/06_zero/README.md, section ZeRO-2: shard the gradients, during backward");
 }
 
 }  // namespace book::zero

@@ -21,7 +21,7 @@ double shard_optimizer_step(coll::Communicator* shard_group, const train::Parame
   (void)shard_group, (void)layout, (void)pieces, (void)master, (void)grads, (void)states, (void)lr,
       (void)config, (void)clip_norm;
   BOOK_NOT_IMPLEMENTED("zero.shard_optimizer_step", "exercises/06_zero/sharded_optimizer.cc",
-                       "chapters/06_zero/README.md, section ZeRO-1");
+                       "chapters/06_zero/README.md, section ZeRO-1: shard the optimizer");
 }
 
 }  // namespace book::zero

@@ -131,7 +131,10 @@ TEST(TuneOptions, DefaultsAndRefusals) {
   expect_error([] { parse_tune_options({"--n=abc"}); }, {"--n", "abc"});
   expect_error([] { parse_tune_options({"--n=32"}); }, {"--n", "64..16384", "32"});
   expect_error([] { parse_tune_options({"--threads=0"}); }, {"--threads", "0"});
-  expect_error([] { parse_tune_options({"--l1=512"}); }, {"--l1", "512"});
+  expect_error([] { parse_tune_options({"--l1=512"}); },
+               {"--l1", "0 (ask the C library) or at least 1024", "512"});
+  expect_error([] { parse_tune_options({"--l2=-1"}); }, {"--l2", "-1"});
+  EXPECT_EQ(parse_tune_options({"--l1=0"}).l1, 0) << "0, the default, means: ask the C library";
   expect_error([] { parse_tune_options({"--size=8"}); }, "unknown flag --size");
   EXPECT_THROW(parse_tune_options({"-h"}), HelpRequested);
 }
