@@ -1,0 +1,141 @@
+// Scaffolding tests of the executor: every schedule, run for real on p thread ranks over chapter
+// 4's model parts (double precision), gives the single-device step's loss (bit-identical) and
+// gradients (bit-identical; the tied embedding, summed in another order, to 1e-12 relative); no
+// action starts before its dependency ended (the shared clock's ticks); each rank holds the
+// activations the schedule predicts; and b·s·h elements cross each boundary per micro-batch
+// each way, counted.
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "chapters/03_collectives/threads.h"
+#include "chapters/04_training_baseline/parameter_copy.h"
+#include "chapters/08_pipeline_parallel/executor.h"
+#include "chapters/08_pipeline_parallel/partition.h"
+#include "chapters/08_pipeline_parallel/registry.h"
+#include "common/testing/expect_error.h"
+
+namespace book::pp {
+namespace {
+
+train::Config small_config() {
+  train::Config c;
+  c.vocab_size = 13, c.context = 7, c.n_layer = 4, c.n_head = 2, c.d_model = 8;
+  return c;
+}
+
+struct Case {
+  std::string schedule;
+  Shape shape;
+};
+
+void run_case(const Case& c) {
+  SCOPED_TRACE(c.schedule + " p = " + std::to_string(c.shape.stages) + " m = " +
+               std::to_string(c.shape.micro_batches) + " v = " + std::to_string(c.shape.chunks));
+  const train::Config config = small_config();
+  const int batch = 2, seq_len = 5;
+  const auto micro = random_micro_batches(config, c.shape.micro_batches, batch, seq_len, 41);
+  train::Model<double> whole(config, batch);
+  whole.init(42);
+  const double want_loss = single_device_step(whole, micro);
+
+  const Schedule schedule = make_schedule(c.schedule, c.shape);
+  const std::vector<int> cuts = even_boundaries(config.n_layer, c.shape.virtual_stages());
+  const std::vector<int> predicted = peak_in_flight(schedule);
+  ExecutionLog log;
+  std::mutex mutex;
+  std::vector<double> assembled(whole.layout().total(), std::numeric_limits<double>::quiet_NaN());
+  std::vector<RankResult> results(c.shape.stages);
+  coll::run_ranks(c.shape.stages, [&](coll::Communicator& comm) {
+    auto chunks = make_rank_models<double>(config, batch, c.shape, cuts, comm.rank(), 42);
+    const RankResult r = execute<double>(comm, schedule, chunks, micro, {nullptr, &log});
+    const std::lock_guard<std::mutex> lock(mutex);
+    results[comm.rank()] = r;
+    for (const auto& chunk : chunks)
+      train::copy_to_whole<double>(chunk->layout(), chunk->grads().span(), whole.layout(),
+                                   assembled);
+  });
+
+  const double elem_bytes = sizeof(double);
+  const std::uint64_t per_message = static_cast<std::uint64_t>(batch) * seq_len *
+                                    config.d_model * elem_bytes;
+  const int p = c.shape.stages, m = c.shape.micro_batches, v = c.shape.chunks;
+  for (int r = 0; r < p; ++r) {
+    EXPECT_EQ(results[r].loss, want_loss) << "rank " << r << ": the loss must be bit-identical";
+    EXPECT_EQ(results[r].peak_activations, predicted[r]) << "rank " << r;
+    if (v == 1) {
+      // b·s·h elements forward to the next stage and back to the one before, per micro-batch.
+      const std::uint64_t sends = (r < p - 1 ? m : 0) + (r > 0 ? m : 0);
+      EXPECT_EQ(results[r].traffic.bytes_sent, sends * per_message) << "rank " << r;
+      EXPECT_EQ(results[r].traffic.bytes_received, sends * per_message) << "rank " << r;
+    }
+  }
+  std::uint64_t messages = 0, bytes = 0;
+  for (const auto& r : results) messages += r.traffic.messages_sent, bytes += r.traffic.bytes_sent;
+  const std::uint64_t want_messages = p > 1 ? boundary_messages(c.shape) : 0;
+  EXPECT_EQ(messages, want_messages);
+  EXPECT_EQ(bytes, want_messages * per_message);
+
+  for (const auto& slot : whole.layout().slots())
+    for (std::size_t i = slot.offset; i < slot.offset + slot.size(); ++i) {
+      const double want = whole.grads()[i], got = assembled[i];
+      if (slot.name == "wte")
+        ASSERT_NEAR(got, want, 1e-12 * std::max(1.0, std::fabs(want))) << slot.name << " " << i;
+      else
+        ASSERT_EQ(got, want) << slot.name << "[" << i - slot.offset << "]";
+    }
+
+  // No action began before the action it depends on had ended (ticks of one shared clock).
+  const auto executed = log.actions();
+  ASSERT_EQ(executed.size(), [&] {
+    std::size_t n = 0;
+    for (const auto& a : schedule.ranks) n += a.size();
+    return n;
+  }());
+  for (const ExecutedAction& a : executed) {
+    EXPECT_LT(a.start_tick, a.end_tick);
+    const auto dep = dependency_of(c.shape, a.rank, a.action);
+    if (!dep) continue;
+    for (const ExecutedAction& b : executed)
+      if (key_of(c.shape, b.rank, b.action) == *dep)
+        EXPECT_LT(b.end_tick, a.start_tick) << "rank " << a.rank << "'s "
+                                            << action_name(a.action, true);
+  }
+}
+
+TEST(Executor, GPipeAndOneFOneBEqualOneDevice) {
+  for (const char* name : {"gpipe", "1f1b"})
+    for (int p : {2, 4}) run_case({name, {p, 6, 1}});
+}
+
+TEST(Executor, InterleavedAndZeroBubbleEqualOneDevice) {
+  run_case({"interleaved", {2, 4, 2}});
+  run_case({"interleaved", {1, 3, 2}});  // one rank, two chunks: messages to itself
+  run_case({"zb-h1", {2, 4, 1}});
+  run_case({"zb-h1", {4, 5, 1}});
+}
+
+TEST(Executor, RefusesMismatchedInputs) {
+  const train::Config config = small_config();
+  testing::expect_error(
+      [&] { make_rank_models<double>(config, 1, {2, 2, 1}, {0, 2, 3}, 0, 1); },
+      "3 cuts for 2 virtual stages over 4 layers");
+  testing::expect_error([&] { even_boundaries(config.n_layer, 5); }, "fewer layers than stages");
+  const auto micro = random_micro_batches(config, 3, 1, 4, 5);
+  testing::expect_error(
+      [&] {
+        coll::run_ranks(2, [&](coll::Communicator& comm) {
+          auto chunks = make_rank_models<double>(config, 1, {2, 4, 1}, {0, 2, 4}, comm.rank(), 1);
+          execute<double>(comm, gpipe_schedule({2, 4, 1}), chunks, micro);
+        });
+      },
+      "3 micro-batches for m = 4");
+}
+
+}  // namespace
+}  // namespace book::pp
