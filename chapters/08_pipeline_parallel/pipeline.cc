@@ -119,6 +119,35 @@ std::string list(const std::vector<int>& v) {
   return s;
 }
 
+// Stage balancing on a real shape: GPT-2 small (12 blocks, h = 768, V = 50257, s = 1024). Forward
+// FLOPs per token: a block 24h² (its four weight matrices, 12h² parameters, 2 FLOPs each) + 4sh
+// (scores and weighted sum); the LM head 2Vh (as much as 4.5 blocks); the embedding a lookup.
+struct Balance {
+  int stages = 0;
+  std::vector<int> even, balanced;
+  double even_largest = 0, balanced_largest = 0, ideal = 0;
+};
+
+std::vector<Balance> balance_gpt2_small(const std::vector<int>& stage_counts) {
+  const double h = 768, V = 50257, s = 1024;
+  const std::vector<double> blocks(12, (24 * h * h + 4 * s * h) / 1e6);  // MFLOP per token
+  const double head = 2 * V * h / 1e6;
+  std::vector<Balance> out;
+  for (int p : stage_counts) {
+    Balance b;
+    b.stages = p;
+    b.even = even_boundaries(12, p);
+    const auto costs = stage_costs(blocks, b.even, 0, head);
+    b.even_largest = *std::max_element(costs.begin(), costs.end());
+    const Partition best = partition_layers(blocks, p, 0, head);
+    b.balanced = best.boundaries;
+    b.balanced_largest = best.largest;
+    b.ideal = (12 * blocks[0] + head) / p;
+    out.push_back(b);
+  }
+  return out;
+}
+
 double deviation(const Row& r) { return std::fabs(r.loss - r.single_loss) / std::fabs(r.single_loss); }
 
 int body(int argc, char** argv) {
@@ -191,6 +220,21 @@ int body(int argc, char** argv) {
             << book::results_dir() << "/08_timeline_1f1b.tsv'; out='timeline.svg'\" "
             << "chapters/08_pipeline_parallel/timeline.gp\n";
 
+  book::Table balance({"stages", "even cuts", "largest stage (MFLOP/token)", "balanced cuts",
+                       "largest stage", "pace gained", "perfect split"});
+  const std::vector<Balance> balances = balance_gpt2_small({2, 4, 6});
+  for (const Balance& b : balances)
+    balance.add_row({std::to_string(b.stages), list(b.even), book::fixed(b.even_largest, 1),
+                     list(b.balanced), book::fixed(b.balanced_largest, 1),
+                     book::fixed(b.even_largest / b.balanced_largest, 2) + "x",
+                     book::fixed(b.ideal, 1)});
+  std::cout << "\nStage balancing (partition_layers), GPT-2 small: 12 blocks of "
+            << book::fixed((24.0 * 768 * 768 + 4.0 * 1024 * 768) / 1e6, 1)
+            << " MFLOP/token each, the LM head " << book::fixed(2.0 * 50257 * 768 / 1e6, 1)
+            << " MFLOP/token on the last stage:\n\n"
+            << balance.markdown();
+  balance.write_csv(base + "_balance.csv");
+
   if (o.tour) {
     auto find = [&](const std::string& n) -> const Row& {
       return *std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.schedule == n; });
@@ -209,6 +253,11 @@ int body(int argc, char** argv) {
     std::cout << "tour: 08 | peak activations on rank 0, GPipe vs 1F1B (m=8, p=4) | "
               << g.executed_peaks[0] << " vs " << f.executed_peaks[0]
               << " | GPipe holds m micro-batches, 1F1B at most p\n";
+    const Balance& b4 = balances[1];
+    std::cout << "tour: 08 | slowest of 4 stages, GPT-2 small, layers counted vs partition_layers | "
+              << book::fixed(b4.even_largest, 1) << " vs " << book::fixed(b4.balanced_largest, 1)
+              << " MFLOP/token (" << book::fixed(b4.even_largest / b4.balanced_largest, 2)
+              << "x) | weigh the LM head, not the layer count, when cutting stages\n";
     double worst = 0;
     for (const Row& r : rows) worst = std::max(worst, deviation(r));
     std::cout << "tour: 08 | loss of a real step on 4 thread ranks vs one device, every schedule | "
