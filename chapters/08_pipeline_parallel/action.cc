@@ -67,6 +67,7 @@ void check_schedule(const Schedule& s) {
   }
 }
 
+//! [gpipe]
 Schedule gpipe_schedule(const Shape& shape) {
   check_shape(shape, "gpipe_schedule");
   BOOK_CHECK(shape.chunks == 1, "gpipe_schedule: GPipe has one chunk per rank, got v = "
@@ -79,5 +80,6 @@ Schedule gpipe_schedule(const Shape& shape) {
   }
   return s;
 }
+//! [gpipe]
 
 }  // namespace book::pp
