@@ -60,6 +60,13 @@ T* Activations<T>::residual(int layer) {
 }
 
 template <typename T>
+BlockActivations<T>& Activations<T>::block(int layer) {
+  BOOK_CHECK(layer < last_layer_, "block: layer " << layer << " is outside this part's blocks "
+                                                  << first_layer_ << ".." << last_layer_ - 1);
+  return blocks_[index(layer, "block")];
+}
+
+template <typename T>
 T* Activations<T>::residual_grad(int layer) {
   return stream_grad_[index(layer, "residual_grad")].data();
 }

@@ -47,6 +47,9 @@ class Activations {
   /// The gradient of the loss with respect to residual(layer). A stage receives
   /// residual_grad(last) and sends residual_grad(first).
   T* residual_grad(int layer);
+  /// What block `layer` (one of the part's blocks, first..last−1) kept in the forward pass: for
+  /// code that runs a block's backward in pieces (block_split.h, chapter 8's zero bubble).
+  BlockActivations<T>& block(int layer);
   /// Logits of the last head_forward, [B·T, vocab] (last part only).
   const T* logits() const;
   /// Bytes of every buffer (the formula above at max_batch × context).

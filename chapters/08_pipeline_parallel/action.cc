@@ -11,9 +11,12 @@ namespace book::pp {
 
 std::string_view op_letter(Op op) {
   switch (op) {
-    case Op::kForward: return "F";
-    case Op::kBackward: return "B";
-    case Op::kWeight: return "W";
+    case Op::kForward:
+      return "F";
+    case Op::kBackward:
+      return "B";
+    case Op::kWeight:
+      return "W";
   }
   return "?";
 }
@@ -29,8 +32,8 @@ void check_shape(const Shape& shape, std::string_view who) {
   BOOK_CHECK(shape.stages >= 1, who << ": stages must be at least 1, got " << shape.stages);
   BOOK_CHECK(shape.micro_batches >= 1,
              who << ": micro-batches must be at least 1, got " << shape.micro_batches);
-  BOOK_CHECK(shape.chunks >= 1, who << ": chunks per rank must be at least 1, got "
-                                    << shape.chunks);
+  BOOK_CHECK(shape.chunks >= 1,
+             who << ": chunks per rank must be at least 1, got " << shape.chunks);
 }
 
 void check_schedule(const Schedule& s) {
@@ -42,17 +45,18 @@ void check_schedule(const Schedule& s) {
     // For each (micro-batch, chunk): how far it has got on this rank (0 none, 1 F, 2 B, 3 W).
     std::map<std::pair<int, int>, int> progress;
     for (const Action& a : s.ranks[r]) {
-      const std::string what = s.name + ": rank " + std::to_string(r) + "'s " +
-                               action_name(a, true);
+      const std::string what =
+          s.name + ": rank " + std::to_string(r) + "'s " + action_name(a, true);
       BOOK_CHECK(a.micro_batch >= 0 && a.micro_batch < m && a.chunk >= 0 && a.chunk < v,
                  what << " is outside m = " << m << ", v = " << v);
       BOOK_CHECK(a.op != Op::kWeight || s.split_backward,
                  what << ": a W in a schedule whose B computes the weight gradient too");
       int& done = progress[{a.micro_batch, a.chunk}];
       const int step = a.op == Op::kForward ? 1 : a.op == Op::kBackward ? 2 : 3;
-      BOOK_CHECK(done == step - 1, what << (done >= step ? " runs twice" : " runs before its "
-                                                                           "predecessor on the "
-                                                                           "rank (F, B, W)"));
+      BOOK_CHECK(done == step - 1, what << (done >= step ? " runs twice"
+                                                         : " runs before its "
+                                                           "predecessor on the "
+                                                           "rank (F, B, W)"));
       done = step;
     }
     const int last = s.split_backward ? 3 : 2;
@@ -61,8 +65,7 @@ void check_schedule(const Schedule& s) {
         const auto it = progress.find({mb, c});
         BOOK_CHECK(it != progress.end() && it->second == last,
                    s.name << ": rank " << r << " never finishes micro-batch " << mb << " chunk "
-                          << c << " (it must run F, B" << (s.split_backward ? ", W" : "")
-                          << ")");
+                          << c << " (it must run F, B" << (s.split_backward ? ", W" : "") << ")");
       }
   }
 }

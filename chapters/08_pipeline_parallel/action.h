@@ -53,9 +53,9 @@ void check_shape(const Shape& shape, std::string_view who);
 
 /// A schedule: per rank, its actions in order.
 struct Schedule {
-  std::string name;             ///< "gpipe", "1f1b", "interleaved", "zb-h1"
-  Shape shape;                  ///< p, m, v
-  bool split_backward = false;  ///< whether B and W are separate actions
+  std::string name;                        ///< "gpipe", "1f1b", "interleaved", "zb-h1"
+  Shape shape;                             ///< p, m, v
+  bool split_backward = false;             ///< whether B and W are separate actions
   std::vector<std::vector<Action>> ranks;  ///< ranks[r]: rank r's actions, in order
 };
 

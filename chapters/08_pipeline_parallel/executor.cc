@@ -5,6 +5,8 @@
 #include <chrono>
 #include <map>
 
+#include "chapters/04_training_baseline/block_split.h"
+#include "chapters/04_training_baseline/parameters.h"
 #include "chapters/04_training_baseline/step.h"
 #include "common/check.h"
 #include "common/rng.h"
@@ -77,9 +79,8 @@ std::vector<std::unique_ptr<train::Model<T>>> make_rank_models(const train::Conf
   for (int c = 0; c < shape.chunks; ++c) {
     const int vs = shape.virtual_stage(rank, c);
     BOOK_CHECK(boundaries[vs] < boundaries[vs + 1],
-               "make_rank_models: virtual stage " << vs << " has no layers (cuts "
-                                                  << boundaries[vs] << ", " << boundaries[vs + 1]
-                                                  << ")");
+               "make_rank_models: virtual stage " << vs << " has no layers (cuts " << boundaries[vs]
+                                                  << ", " << boundaries[vs + 1] << ")");
     train::ModelOptions<T> options;
     options.part = train::ModelPart{boundaries[vs], boundaries[vs + 1]};
     chunks.push_back(std::make_unique<train::Model<T>>(config, max_batch, options));
@@ -97,9 +98,8 @@ RankResult execute(coll::Communicator& comm, const Schedule& schedule,
   const Shape& shape = schedule.shape;
   const int p = shape.stages, m = shape.micro_batches, rank = comm.rank();
   const int last_stage = shape.virtual_stages() - 1;
-  BOOK_CHECK(comm.size() == p, "execute: the communicator has " << comm.size()
-                                                                << " ranks for p = " << p
-                                                                << " stages");
+  BOOK_CHECK(comm.size() == p, "execute: the communicator has "
+                                   << comm.size() << " ranks for p = " << p << " stages");
   BOOK_CHECK(static_cast<int>(chunks.size()) == shape.chunks,
              "execute: rank " << rank << " holds " << chunks.size() << " chunks, the schedule "
                               << shape.chunks);
@@ -110,12 +110,28 @@ RankResult execute(coll::Communicator& comm, const Schedule& schedule,
   const coll::Counters before = comm.counters();
   std::map<std::pair<int, int>, std::unique_ptr<train::Activations<T>>> live;  // (mb, chunk)
   std::map<int, std::vector<T>> to_self;  // p = 1 with chunks: messages to this very rank
+  // Split backward (ZB-H1): per chunk, views of its parameters and gradients; one workspace for
+  // the rank; per micro-batch in flight, what each block's W needs from its B.
+  std::vector<train::ModelTensors<T>> params, grads;
+  for (const auto& chunk : chunks) {
+    params.push_back(train::bind(chunk->layout(), chunk->params().data()));
+    grads.push_back(train::bind(chunk->layout(), chunk->grads().data()));
+  }
+  const train::Config& config = chunks.front()->config();
+  const int max_batch = chunks.front()->max_batch();
+  std::unique_ptr<train::BlockWorkspace<T>> workspace;
+  if (schedule.split_backward)
+    workspace = std::make_unique<train::BlockWorkspace<T>>(config, train::TensorParallelSlice{},
+                                                           max_batch, config.context);
+  std::map<std::pair<int, int>, std::vector<train::WeightGradientInputs<T>>> kept;
   std::vector<T> losses(m, T(0));
   RankResult result;
 
   auto transfer_out = [&](const T* data, std::size_t n, int dst, int tag) {
-    if (dst == rank) to_self[tag].assign(data, data + n);
-    else comm.send(coll::ConstBuffer(std::span<const T>(data, n)), dst, tag);
+    if (dst == rank)
+      to_self[tag].assign(data, data + n);
+    else
+      comm.send(coll::ConstBuffer(std::span<const T>(data, n)), dst, tag);
   };
   auto transfer_in = [&](T* data, std::size_t n, int src, int tag) {
     if (src == rank) {
@@ -131,8 +147,8 @@ RankResult execute(coll::Communicator& comm, const Schedule& schedule,
     const train::Batch& batch = micro_batches[a.micro_batch];
     const int vs = shape.virtual_stage(rank, a.chunk);
     const int first = model.part().first_layer, last = model.part().last_layer;
-    const std::size_t n = static_cast<std::size_t>(batch.batch) * batch.seq_len *
-                          model.config().d_model;
+    const std::size_t n =
+        static_cast<std::size_t>(batch.batch) * batch.seq_len * model.config().d_model;
     ExecutedAction record{rank, a, 0, 0, 0, 0};
     std::unique_ptr<train::Activations<T>>& acts = live[{a.micro_batch, a.chunk}];
     if (a.op == Op::kForward) {
@@ -140,23 +156,44 @@ RankResult execute(coll::Communicator& comm, const Schedule& schedule,
       result.peak_activations = std::max(result.peak_activations, static_cast<int>(live.size()));
       if (vs > 0) {
         acts->set_shape(batch.batch, batch.seq_len);
-        transfer_in(acts->residual(first), n, (vs - 1) % p, tag_of(shape, a.micro_batch, vs - 1, false));
+        transfer_in(acts->residual(first), n, (vs - 1) % p,
+                    tag_of(shape, a.micro_batch, vs - 1, false));
       }
     } else if (a.op == Op::kBackward && vs < last_stage) {
-      transfer_in(acts->residual_grad(last), n, (vs + 1) % p, tag_of(shape, a.micro_batch, vs, true));
+      transfer_in(acts->residual_grad(last), n, (vs + 1) % p,
+                  tag_of(shape, a.micro_batch, vs, true));
     }
-    if (options.log) record.start_tick = options.log->tick(), record.start_us = options.log->now_us();
+    if (options.log)
+      record.start_tick = options.log->tick(), record.start_us = options.log->now_us();
     {
       Trace::Span span(options.trace, rank, "compute", action_name(a, shape.chunks > 1),
                        std::string(op_letter(a.op)));
       if (a.op == Op::kForward) {
         if (vs == 0) model.embed_forward(*acts, batch.tokens.data(), batch.batch, batch.seq_len);
         model.layers_forward(*acts, first, last);
-        if (vs == last_stage) losses[a.micro_batch] = model.head_forward(*acts, batch.targets.data());
-      } else if (a.op == Op::kBackward) {  // input and weight gradients together (see the file)
+        if (vs == last_stage)
+          losses[a.micro_batch] = model.head_forward(*acts, batch.targets.data());
+      } else if (a.op == Op::kBackward) {
         if (vs == last_stage) model.head_backward(*acts, scale);
-        model.layers_backward(*acts, last, first);
+        if (!schedule.split_backward) {
+          model.layers_backward(*acts, last, first);  // input and weight gradients together
+        } else {  // the input gradient now; what W needs is kept
+          auto& keep = kept[{a.micro_batch, a.chunk}];
+          for (int l = last - 1; l >= first; --l) {
+            keep.emplace_back(config, train::TensorParallelSlice{}, max_batch, config.context);
+            train::block_backward_input(
+                config, {}, params[a.chunk].blocks[l - first], grads[a.chunk].blocks[l - first],
+                batch.batch, batch.seq_len, acts->residual(l), acts->residual_grad(l + 1),
+                acts->residual_grad(l), acts->block(l), *workspace, keep.back());
+          }
+        }
         if (vs == 0) model.embed_backward(*acts);
+      } else {  // W: the weight gradients of the blocks, from what B kept
+        const auto& keep = kept.at({a.micro_batch, a.chunk});
+        for (int l = last - 1; l >= first; --l)
+          train::block_backward_weight(config, {}, params[a.chunk].blocks[l - first],
+                                       grads[a.chunk].blocks[l - first], batch.batch, batch.seq_len,
+                                       acts->block(l), keep[last - 1 - l]);
       }
     }
     if (options.log) {
@@ -169,7 +206,7 @@ RankResult execute(coll::Communicator& comm, const Schedule& schedule,
       transfer_out(acts->residual_grad(first), n, (vs - 1) % p,
                    tag_of(shape, a.micro_batch, vs - 1, true));
     const bool done = a.op == (schedule.split_backward ? Op::kWeight : Op::kBackward);
-    if (done) live.erase({a.micro_batch, a.chunk});
+    if (done) live.erase({a.micro_batch, a.chunk}), kept.erase({a.micro_batch, a.chunk});
   }
   result.traffic = comm.counters();
   result.traffic.bytes_sent -= before.bytes_sent;
@@ -219,8 +256,8 @@ double single_device_step(train::Model<T>& whole, std::span<const train::Batch> 
 std::vector<train::Batch> random_micro_batches(const train::Config& config, int m, int batch,
                                                int seq_len, std::uint64_t seed) {
   BOOK_CHECK(m >= 1 && batch >= 1 && seq_len >= 1 && seq_len <= config.context,
-             "random_micro_batches: m = " << m << ", batch = " << batch << ", seq_len = "
-                                          << seq_len << " (must be positive, seq_len <= context "
+             "random_micro_batches: m = " << m << ", batch = " << batch << ", seq_len = " << seq_len
+                                          << " (must be positive, seq_len <= context "
                                           << config.context << ")");
   Rng rng(seed);
   std::vector<train::Batch> out(m);
@@ -234,12 +271,12 @@ std::vector<train::Batch> random_micro_batches(const train::Config& config, int 
   return out;
 }
 
-#define BOOK_PP_INSTANTIATE(T)                                                                 \
-  template std::vector<std::unique_ptr<train::Model<T>>> make_rank_models<T>(                  \
-      const train::Config&, int, const Shape&, const std::vector<int>&, int, std::uint64_t);   \
-  template RankResult execute<T>(coll::Communicator&, const Schedule&,                          \
-                                 std::span<const std::unique_ptr<train::Model<T>>>,             \
-                                 std::span<const train::Batch>, const ExecuteOptions&);         \
+#define BOOK_PP_INSTANTIATE(T)                                                               \
+  template std::vector<std::unique_ptr<train::Model<T>>> make_rank_models<T>(                \
+      const train::Config&, int, const Shape&, const std::vector<int>&, int, std::uint64_t); \
+  template RankResult execute<T>(coll::Communicator&, const Schedule&,                       \
+                                 std::span<const std::unique_ptr<train::Model<T>>>,          \
+                                 std::span<const train::Batch>, const ExecuteOptions&);      \
   template double single_device_step<T>(train::Model<T>&, std::span<const train::Batch>);
 BOOK_PP_INSTANTIATE(float)
 BOOK_PP_INSTANTIATE(double)

@@ -4,10 +4,10 @@
 /// each stage boundary forward and their gradients backward as send/recv of b·s·h elements; the
 /// tied embedding's two gradients (first stage's and last stage's) are summed at the end.
 ///
-/// The weight-gradient action W of a split-backward schedule (ZB-H1) computes nothing here:
-/// chapter 4's layers_backward computes the input and weight gradients together, so B does both
-/// and W only releases the micro-batch's activations. The order of actions, the dependencies,
-/// the messages and the activations held are ZB-H1's; the time a real W would take is not.
+/// In a split-backward schedule (ZB-H1), B runs chapter 4's block_backward_input on each block
+/// (the input gradient, and the LayerNorms' small parameter gradients) and keeps the four
+/// weight matrices' output gradients; W runs block_backward_weight (block_split.h) on them and
+/// releases the micro-batch. The head's and the embedding's backward run whole, in B.
 #pragma once
 
 #include <atomic>
@@ -32,12 +32,12 @@ namespace book::pp {
 /// input had arrived, and once its computation ended, before its output was sent), and the
 /// wall time of both in microseconds since the log began.
 struct ExecutedAction {
-  int rank = 0;                ///< which rank ran it
-  Action action;               ///< what ran
+  int rank = 0;                  ///< which rank ran it
+  Action action;                 ///< what ran
   std::uint64_t start_tick = 0;  ///< shared clock at the start
   std::uint64_t end_tick = 0;    ///< shared clock at the end (before the send)
-  double start_us = 0;         ///< wall time at the start
-  double end_us = 0;           ///< wall time at the end
+  double start_us = 0;           ///< wall time at the start
+  double end_us = 0;             ///< wall time at the end
 };
 
 /// What every rank ran, for the dependency check and the measured timeline. Shared by the ranks
@@ -65,9 +65,9 @@ class ExecutionLog {
 
 /// What one rank saw.
 struct RankResult {
-  double loss = 0;              ///< the step's mean loss over micro-batches (on every rank)
-  int peak_activations = 0;     ///< the most micro-batch activations this rank held at once
-  coll::Counters traffic;       ///< sent and received by the schedule (not the embedding sync)
+  double loss = 0;           ///< the step's mean loss over micro-batches (on every rank)
+  int peak_activations = 0;  ///< the most micro-batch activations this rank held at once
+  coll::Counters traffic;    ///< sent and received by the schedule (not the embedding sync)
 };
 
 /// Where to record (both optional, not owned).

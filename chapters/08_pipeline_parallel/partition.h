@@ -36,7 +36,7 @@ std::vector<int> even_boundaries(int layers, int parts);
 /// [j, i)); O(p·n²). Throws book::Error for stages < 1, fewer layers than stages (naming both) or
 /// a negative or non-finite cost (naming its index).
 /// \exercise{pp.partition_layers}
-Partition partition_layers(std::span<const double> layer_costs, int stages,
-                           double embed_cost = 0, double head_cost = 0);
+Partition partition_layers(std::span<const double> layer_costs, int stages, double embed_cost = 0,
+                           double head_cost = 0);
 
 }  // namespace book::pp

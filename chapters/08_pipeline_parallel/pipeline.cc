@@ -18,9 +18,9 @@
 #include "chapters/03_collectives/threads.h"
 #include "chapters/08_pipeline_parallel/executor.h"
 #include "chapters/08_pipeline_parallel/partition.h"
+#include "chapters/08_pipeline_parallel/pipeline_options.h"
 #include "chapters/08_pipeline_parallel/registry.h"
 #include "common/check.h"
-#include "common/flags.h"
 #include "common/machine_load.h"
 #include "common/main.h"
 #include "common/table.h"
@@ -29,13 +29,6 @@
 namespace {
 
 using namespace book::pp;
-
-struct Options {
-  std::vector<std::string> schedules = {"1f1b"};
-  int stages = 4, micro_batches = 8, chunks = 2, layers = 8, d_model = 32, heads = 4;
-  int batch = 2;
-  bool tour = false;
-};
 
 struct Row {
   std::string schedule;
@@ -148,33 +141,12 @@ std::vector<Balance> balance_gpt2_small(const std::vector<int>& stage_counts) {
   return out;
 }
 
-double deviation(const Row& r) { return std::fabs(r.loss - r.single_loss) / std::fabs(r.single_loss); }
+double deviation(const Row& r) {
+  return std::fabs(r.loss - r.single_loss) / std::fabs(r.single_loss);
+}
 
 int body(int argc, char** argv) {
-  Options o;
-  std::string schedule = "1f1b";
-  book::Flags flags("pipeline",
-                    "pipeline schedules: bubble simulated vs formula, peak activations, a real "
-                    "step on thread ranks vs one device");
-  flags.add("schedule", &schedule, "gpipe, 1f1b, interleaved, zb-h1 or all")
-      .choices({"gpipe", "1f1b", "interleaved", "zb-h1", "all"});
-  flags.add("stages", &o.stages, "p, pipeline ranks (threads)").range(1, 16);
-  flags.add("micro-batches", &o.micro_batches, "m, micro-batches per step").range(1, 256);
-  flags.add("chunks", &o.chunks, "v, chunks per rank of the interleaved schedule").range(1, 8);
-  flags.add("layers", &o.layers, "transformer blocks (at least p, and p·v for interleaved)")
-      .range(1, 64);
-  flags.add("d-model", &o.d_model, "model width (a multiple of --heads)").range(4, 1024);
-  flags.add("heads", &o.heads, "attention heads").range(1, 64);
-  flags.add("batch", &o.batch, "sequences per micro-batch").range(1, 64);
-  flags.add("tour", &o.tour, "the tour's short run: every schedule at p = 4, m = 8, v = 2");
-  flags.parse(argc, argv);
-  if (o.tour) {
-    schedule = "all";
-    o.stages = 4, o.micro_batches = 8, o.chunks = 2, o.layers = 8;
-  }
-  o.schedules = schedule == "all" ? schedule_names() : std::vector<std::string>{schedule};
-  BOOK_CHECK(o.d_model % o.heads == 0,
-             "--d-model " << o.d_model << " is not a multiple of --heads " << o.heads);
+  const Options o = parse_options(argc, argv);
   book::print_machine_load();
   if (o.tour)
     std::cout << "tour-config: 08 | pipeline --tour: p = 4 thread ranks, m = 8 micro-batches, "
@@ -182,20 +154,9 @@ int body(int argc, char** argv) {
                  "`pipeline --schedule all`, the same shape)\n";
 
   book::Table table({"schedule", "p", "m", "v", "bubble simulated", "formula",
-                     "bubble executed (wall)", "peak activations per rank (sim)",
-                     "peak (executed)", "messages", "bytes per message", "loss deviation"});
+                     "bubble executed (wall)", "peak activations per rank (sim)", "peak (executed)",
+                     "messages", "bytes per message", "loss deviation"});
   std::vector<Row> rows;
-  for (const std::string& name : o.schedules) {
-    // Check the shape before anything runs, so a bad one is one clear line.
-    make_schedule(name, {o.stages, o.micro_batches, name == "interleaved" ? o.chunks : 1});
-    const int parts = o.stages * (name == "interleaved" ? o.chunks : 1);
-    BOOK_CHECK(o.layers >= parts, "--layers " << o.layers << " is fewer than the " << parts
-                                              << " (virtual) stages of " << name
-                                              << ": each stage needs at least one layer");
-    BOOK_CHECK(name != "interleaved" || o.layers % parts == 0,
-               "--layers " << o.layers << " does not divide into p·v = " << parts
-                           << " chunks of equal size; use a multiple of " << parts);
-  }
   for (const std::string& name : o.schedules) {
     std::cout << "running " << name << " on " << o.stages << " thread ranks ...\n";
     book::Trace trace;
@@ -203,11 +164,12 @@ int body(int argc, char** argv) {
     const std::string json = book::results_dir() + "/08_pipeline_" + name + ".json";
     trace.write_json(json);
     const Row& r = rows.back();
-    table.add_row({r.schedule, std::to_string(r.shape.stages), std::to_string(r.shape.micro_batches),
-                   std::to_string(r.shape.chunks), book::fixed(r.simulated, 3),
-                   book::fixed(r.formula, 3), book::fixed(r.executed, 3), list(r.peaks),
-                   list(r.executed_peaks), std::to_string(r.messages),
-                   std::to_string(r.boundary_bytes), book::fixed(deviation(r), 6)});
+    table.add_row({r.schedule, std::to_string(r.shape.stages),
+                   std::to_string(r.shape.micro_batches), std::to_string(r.shape.chunks),
+                   book::fixed(r.simulated, 3), book::fixed(r.formula, 3),
+                   book::fixed(r.executed, 3), list(r.peaks), list(r.executed_peaks),
+                   std::to_string(r.messages), std::to_string(r.boundary_bytes),
+                   book::fixed(deviation(r), 6)});
   }
   std::cout << "\nSimulated with F = B = W = 1 (a B without split costs B + W = 2); the executed "
                "bubble is wall-clock idle on thread ranks sharing this machine's cores.\n\n"
@@ -240,24 +202,28 @@ int body(int argc, char** argv) {
       return *std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.schedule == n; });
     };
     const Row &g = find("gpipe"), &f = find("1f1b"), &i = find("interleaved"), &z = find("zb-h1");
-    std::cout << "tour: 08 | bubble, 1F1B p=4 m=8 (simulated, unit costs) | " << book::fixed(f.simulated, 3)
+    std::cout << "tour: 08 | bubble, 1F1B p=4 m=8 (simulated, unit costs) | "
+              << book::fixed(f.simulated, 3)
               << " (formula (p-1)/(m+p-1) = " << book::fixed(f.formula, 3)
               << ") | the bubble is (p-1) slots of m+p-1; more micro-batches shrink it\n";
     std::cout << "tour: 08 | bubble, interleaved v=2 vs 1F1B | " << book::fixed(i.simulated, 3)
               << " vs " << book::fixed(f.simulated, 3) << " (messages " << i.messages << " vs "
-              << f.messages << ") | interleaving divides the bubble by about v, at v times the "
+              << f.messages
+              << ") | interleaving divides the bubble by about v, at v times the "
                  "messages\n";
     std::cout << "tour: 08 | idle per rank, ZB-H1 vs 1F1B (F = B = W = 1) | " << z.idle_rank0
-              << " vs " << f.idle_rank0 << " | splitting B from W and deferring W removes two "
+              << " vs " << f.idle_rank0
+              << " | splitting B from W and deferring W removes two "
                  "thirds of the bubble\n";
     std::cout << "tour: 08 | peak activations on rank 0, GPipe vs 1F1B (m=8, p=4) | "
               << g.executed_peaks[0] << " vs " << f.executed_peaks[0]
               << " | GPipe holds m micro-batches, 1F1B at most p\n";
     const Balance& b4 = balances[1];
-    std::cout << "tour: 08 | slowest of 4 stages, GPT-2 small, layers counted vs partition_layers | "
-              << book::fixed(b4.even_largest, 1) << " vs " << book::fixed(b4.balanced_largest, 1)
-              << " MFLOP/token (" << book::fixed(b4.even_largest / b4.balanced_largest, 2)
-              << "x) | weigh the LM head, not the layer count, when cutting stages\n";
+    std::cout
+        << "tour: 08 | slowest of 4 stages, GPT-2 small, layers counted vs partition_layers | "
+        << book::fixed(b4.even_largest, 1) << " vs " << book::fixed(b4.balanced_largest, 1)
+        << " MFLOP/token (" << book::fixed(b4.even_largest / b4.balanced_largest, 2)
+        << "x) | weigh the LM head, not the layer count, when cutting stages\n";
     double worst = 0;
     for (const Row& r : rows) worst = std::max(worst, deviation(r));
     std::cout << "tour: 08 | loss of a real step on 4 thread ranks vs one device, every schedule | "

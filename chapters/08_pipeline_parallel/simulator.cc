@@ -28,7 +28,8 @@ std::optional<ActionKey> dependency_of(const Shape& shape, int rank, const Actio
     case Op::kBackward:
       if (vs == last) return ActionKey{Op::kForward, action.micro_batch, vs};
       return ActionKey{Op::kBackward, action.micro_batch, vs + 1};
-    case Op::kWeight: return ActionKey{Op::kBackward, action.micro_batch, vs};
+    case Op::kWeight:
+      return ActionKey{Op::kBackward, action.micro_batch, vs};
   }
   return std::nullopt;
 }
@@ -43,18 +44,19 @@ double Timeline::bubble_fraction() const {
 Timeline simulate(const Schedule& schedule, const Costs& costs) {
   check_schedule(schedule);
   BOOK_CHECK(costs.forward >= 0 && costs.backward >= 0 && costs.weight >= 0 && costs.comm >= 0,
-             "simulate: costs must be non-negative, got F " << costs.forward << ", B "
-                                                            << costs.backward << ", W "
-                                                            << costs.weight << ", comm "
-                                                            << costs.comm);
+             "simulate: costs must be non-negative, got F "
+                 << costs.forward << ", B " << costs.backward << ", W " << costs.weight << ", comm "
+                 << costs.comm);
   const Shape& shape = schedule.shape;
   const int p = shape.stages;
   auto cost = [&](Op op) {
     switch (op) {
-      case Op::kForward: return costs.forward;
-      case Op::kBackward: return schedule.split_backward ? costs.backward
-                                                         : costs.backward + costs.weight;
-      case Op::kWeight: return costs.weight;
+      case Op::kForward:
+        return costs.forward;
+      case Op::kBackward:
+        return schedule.split_backward ? costs.backward : costs.backward + costs.weight;
+      case Op::kWeight:
+        return costs.weight;
     }
     return 0.0;
   };
@@ -92,8 +94,8 @@ Timeline simulate(const Schedule& schedule, const Costs& costs) {
           const Action& a = schedule.ranks[r][next[r]];
           const ActionKey dep = *dependency_of(shape, r, a);
           stuck << " rank " << r << " at " << action_name(a, shape.chunks > 1) << " waits for "
-                << op_letter(dep.op) << dep.micro_batch << " of virtual stage "
-                << dep.virtual_stage << ";";
+                << op_letter(dep.op) << dep.micro_batch << " of virtual stage " << dep.virtual_stage
+                << ";";
         }
       BOOK_CHECK(false, "simulate: schedule '" << schedule.name << "' deadlocks:" << stuck.str());
     }

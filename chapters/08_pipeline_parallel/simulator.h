@@ -23,9 +23,9 @@ struct Costs {
 
 /// An action identified across ranks: the op, the micro-batch, the virtual stage.
 struct ActionKey {
-  Op op = Op::kForward;   ///< F, B or W
-  int micro_batch = 0;    ///< which micro-batch
-  int virtual_stage = 0;  ///< chunk·p + rank
+  Op op = Op::kForward;                               ///< F, B or W
+  int micro_batch = 0;                                ///< which micro-batch
+  int virtual_stage = 0;                              ///< chunk·p + rank
   bool operator==(const ActionKey&) const = default;  ///< Same op, micro-batch, virtual stage.
 };
 

@@ -62,8 +62,8 @@ void run_case(const Case& c) {
   });
 
   const double elem_bytes = sizeof(double);
-  const std::uint64_t per_message = static_cast<std::uint64_t>(batch) * seq_len *
-                                    config.d_model * elem_bytes;
+  const std::uint64_t per_message =
+      static_cast<std::uint64_t>(batch) * seq_len * config.d_model * elem_bytes;
   const int p = c.shape.stages, m = c.shape.micro_batches, v = c.shape.chunks;
   for (int r = 0; r < p; ++r) {
     EXPECT_EQ(results[r].loss, want_loss) << "rank " << r << ": the loss must be bit-identical";
@@ -102,9 +102,10 @@ void run_case(const Case& c) {
     const auto dep = dependency_of(c.shape, a.rank, a.action);
     if (!dep) continue;
     for (const ExecutedAction& b : executed)
-      if (key_of(c.shape, b.rank, b.action) == *dep)
-        EXPECT_LT(b.end_tick, a.start_tick) << "rank " << a.rank << "'s "
-                                            << action_name(a.action, true);
+      if (key_of(c.shape, b.rank, b.action) == *dep) {
+        EXPECT_LT(b.end_tick, a.start_tick)
+            << "rank " << a.rank << "'s " << action_name(a.action, true);
+      }
   }
 }
 
@@ -123,7 +124,9 @@ TEST(Executor, InterleavedAndZeroBubbleEqualOneDevice) {
 TEST(Executor, RefusesMismatchedInputs) {
   const train::Config config = small_config();
   testing::expect_error(
-      [&] { make_rank_models<double>(config, 1, {2, 2, 1}, {0, 2, 3}, 0, 1); },
+      [&] {
+        make_rank_models<double>(config, 1, {2, 2, 1}, {0, 2, 3}, 0, 1);
+      },
       "3 cuts for 2 virtual stages over 4 layers");
   testing::expect_error([&] { even_boundaries(config.n_layer, 5); }, "fewer layers than stages");
   const auto micro = random_micro_batches(config, 3, 1, 4, 5);

@@ -27,7 +27,9 @@ void expect_dependencies_respected(const Schedule& schedule, const Timeline& t) 
     ASSERT_EQ(t.ranks[r].size(), schedule.ranks[r].size());
     for (std::size_t i = 0; i < t.ranks[r].size(); ++i) {
       EXPECT_EQ(t.ranks[r][i].action, schedule.ranks[r][i]);
-      if (i > 0) EXPECT_GE(t.ranks[r][i].start, t.ranks[r][i - 1].end);
+      if (i > 0) {
+        EXPECT_GE(t.ranks[r][i].start, t.ranks[r][i - 1].end);
+      }
     }
   }
   for (int r = 0; r < schedule.shape.stages; ++r)
@@ -79,8 +81,16 @@ EXERCISE_TEST("pp.one_f_one_b_schedule", OneFOneB, HoldsAtMostPActivationsGPipeH
 
 EXERCISE_TEST("pp.one_f_one_b_schedule", OneFOneB, RefusesChunks) {
   testing::expect_error([] { one_f_one_b_schedule({2, 4, 2}); }, {"v = 2", "interleaved"});
-  testing::expect_error([] { one_f_one_b_schedule({0, 4, 1}); }, "stages must be at least 1, got 0");
-  testing::expect_error([] { one_f_one_b_schedule({2, 0, 1}); }, "micro-batches must be at least 1");
+  testing::expect_error(
+      [] {
+        one_f_one_b_schedule({0, 4, 1});
+      },
+      "stages must be at least 1, got 0");
+  testing::expect_error(
+      [] {
+        one_f_one_b_schedule({2, 0, 1});
+      },
+      "micro-batches must be at least 1");
 }
 
 EXERCISE_TEST("pp.interleaved_schedule", Interleaved, BubbleShrinksByV) {
@@ -105,9 +115,16 @@ EXERCISE_TEST("pp.interleaved_schedule", Interleaved, BubbleShrinksByV) {
 }
 
 EXERCISE_TEST("pp.interleaved_schedule", Interleaved, RefusesMicroBatchesThatAreNotAMultipleOfP) {
-  testing::expect_error([] { interleaved_schedule({4, 6, 2}); },
-                        {"m = 6", "not a multiple of p = 4", "m = 8"});
-  testing::expect_error([] { interleaved_schedule({2, 4, 0}); }, "chunks per rank must be at least 1");
+  testing::expect_error(
+      [] {
+        interleaved_schedule({4, 6, 2});
+      },
+      {"m = 6", "not a multiple of p = 4", "m = 8"});
+  testing::expect_error(
+      [] {
+        interleaved_schedule({2, 4, 0});
+      },
+      "chunks per rank must be at least 1");
 }
 
 EXERCISE_TEST("pp.zero_bubble_schedule", ZeroBubble, IdleIsAThirdOfOneFOneBs) {
@@ -132,8 +149,11 @@ EXERCISE_TEST("pp.zero_bubble_schedule", ZeroBubble, IdleIsAThirdOfOneFOneBs) {
 }
 
 EXERCISE_TEST("pp.zero_bubble_schedule", ZeroBubble, RefusesFewerMicroBatchesThanStages) {
-  testing::expect_error([] { zero_bubble_schedule({4, 3, 1}); },
-                        {"m = 3", "fewer than p = 4", "m >= p"});
+  testing::expect_error(
+      [] {
+        zero_bubble_schedule({4, 3, 1});
+      },
+      {"m = 3", "fewer than p = 4", "m >= p"});
   testing::expect_error([] { zero_bubble_schedule({2, 4, 2}); }, "one chunk per rank, got v = 2");
 }
 

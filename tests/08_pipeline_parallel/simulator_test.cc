@@ -35,10 +35,9 @@ TEST(Simulator, CommunicationLatencyLengthensTheStep) {
 
 TEST(Simulator, FindsADeadlockAndSaysWhere) {
   Schedule s{"crossed", {2, 2, 1}, false, {}};
-  s.ranks = {{{Op::kForward, 0, 0}, {Op::kBackward, 0, 0}, {Op::kForward, 1, 0},
-              {Op::kBackward, 1, 0}},
-             {{Op::kForward, 1, 0}, {Op::kBackward, 1, 0}, {Op::kForward, 0, 0},
-              {Op::kBackward, 0, 0}}};
+  s.ranks = {
+      {{Op::kForward, 0, 0}, {Op::kBackward, 0, 0}, {Op::kForward, 1, 0}, {Op::kBackward, 1, 0}},
+      {{Op::kForward, 1, 0}, {Op::kBackward, 1, 0}, {Op::kForward, 0, 0}, {Op::kBackward, 0, 0}}};
   testing::expect_error([&] { simulate(s); },
                         {"'crossed' deadlocks", "rank 0 at B0 waits for B0 of virtual stage 1",
                          "rank 1 at F1 waits for F1 of virtual stage 0"});
@@ -60,10 +59,16 @@ TEST(CheckSchedule, RefusesMalformedLists) {
 }
 
 TEST(Simulator, RefusesBadCostsAndNames) {
-  testing::expect_error([] { simulate(gpipe_schedule({2, 2, 1}), Costs{1, -1, 0, 0}); },
-                        "costs must be non-negative");
-  testing::expect_error([] { make_schedule("pipedream", {2, 2, 1}); },
-                        {"unknown schedule 'pipedream'", "gpipe 1f1b interleaved zb-h1"});
+  testing::expect_error(
+      [] {
+        simulate(gpipe_schedule({2, 2, 1}), Costs{1, -1, 0, 0});
+      },
+      "costs must be non-negative");
+  testing::expect_error(
+      [] {
+        make_schedule("pipedream", {2, 2, 1});
+      },
+      {"unknown schedule 'pipedream'", "gpipe 1f1b interleaved zb-h1"});
   testing::expect_error([] { gpipe_schedule({2, 2, 2}); }, "use the interleaved schedule");
 }
 

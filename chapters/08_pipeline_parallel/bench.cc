@@ -1,0 +1,71 @@
+// bazel run -c opt //chapters/08_pipeline_parallel:bench [-- --benchmark_filter=...]
+//
+// One pipelined training step (forward and backward of m = 8 micro-batches) per iteration, every
+// schedule at p = 2 and 4 thread ranks, one sgemm thread per rank, 8 layers of width 64. Read each
+// schedule's time as a ratio to GPipe at the same p. What to expect: on p idle cores the bubble
+// decides, so 1F1B ≈ GPipe ((p−1)/(m+p−1) both), interleaved below them by the smaller bubble
+// unless its extra messages cost more, ZB-H1 lowest when W is as long as B. With fewer cores than
+// ranks (this 2-core VM at p = 4) the ranks share the CPU and an idle rank lends its core, so the
+// schedules converge to the same total work. Time it on an idle machine
+// (`chrt -f 10 bazel-bin/chapters/08_pipeline_parallel/bench`); the README quotes no timing.
+#include <benchmark/benchmark.h>
+
+#include <span>
+#include <string>
+
+#include "chapters/01_gemm_cpu/sgemm.h"
+#include "chapters/03_collectives/threads.h"
+#include "chapters/08_pipeline_parallel/executor.h"
+#include "chapters/08_pipeline_parallel/partition.h"
+#include "chapters/08_pipeline_parallel/registry.h"
+#include "common/timer.h"
+
+namespace {
+
+using namespace book::pp;
+
+// One step of `schedule` on p thread ranks per iteration; rank 0 runs the benchmark loop and
+// tells the others each time whether to step again.
+void BM_PipelineStep(benchmark::State& state) {
+  const std::string name = schedule_names().at(static_cast<std::size_t>(state.range(0)));
+  const int p = static_cast<int>(state.range(1)), m = 8;
+  const Shape shape{p, m, name == "interleaved" ? 2 : 1};
+  const Schedule schedule = make_schedule(name, shape);
+  book::train::Config config;
+  config.n_layer = 8, config.d_model = 64, config.n_head = 4;
+  const auto micro = random_micro_batches(config, m, 2, config.context, 1);
+  const std::vector<int> cuts = even_boundaries(config.n_layer, shape.virtual_stages());
+  book::gemm::set_sgemm_threads(1);
+  book::coll::run_ranks(p, [&](book::coll::Communicator& comm) {
+    auto chunks = make_rank_models<float>(config, 2, shape, cuts, comm.rank(), 1);
+    execute<float>(comm, schedule, chunks, micro);  // warm-up
+    double go = 1;
+    if (comm.rank() == 0) {
+      for (auto _ : state) {
+        comm.broadcast(std::span<double>(&go, 1), 0);
+        const book::Timer timer;
+        execute<float>(comm, schedule, chunks, micro);
+        state.SetIterationTime(timer.seconds());
+      }
+      go = 0;
+      comm.broadcast(std::span<double>(&go, 1), 0);
+    } else {
+      for (;;) {
+        comm.broadcast(std::span<double>(&go, 1), 0);
+        if (go == 0) break;
+        execute<float>(comm, schedule, chunks, micro);
+      }
+    }
+  });
+  book::gemm::set_sgemm_threads(0);
+  state.SetLabel(name + ", p=" + std::to_string(p) + ", m=" + std::to_string(m));
+}
+BENCHMARK(BM_PipelineStep)
+    ->ArgsProduct({{0, 1, 2, 3}, {2, 4}})
+    ->ArgNames({"schedule", "p"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+// main(): //common:benchmark_main (unknown flags refused, the machine's load printed first).
