@@ -20,10 +20,10 @@ Partition partition_layers(std::span<const double> layer_costs, int stages, doub
     BOOK_CHECK(std::isfinite(layer_costs[i]) && layer_costs[i] >= 0,
                "partition_layers: layer " << i << " has cost " << layer_costs[i]
                                           << "; costs must be finite and non-negative");
-  BOOK_CHECK(std::isfinite(embed_cost) && embed_cost >= 0 && std::isfinite(head_cost) &&
-                 head_cost >= 0,
-             "partition_layers: embedding cost " << embed_cost << " and head cost " << head_cost
-                                                 << " must be finite and non-negative");
+  BOOK_CHECK(
+      std::isfinite(embed_cost) && embed_cost >= 0 && std::isfinite(head_cost) && head_cost >= 0,
+      "partition_layers: embedding cost " << embed_cost << " and head cost " << head_cost
+                                          << " must be finite and non-negative");
   std::vector<double> prefix(n + 1, 0);
   for (int i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + layer_costs[i];
   const double inf = std::numeric_limits<double>::infinity();

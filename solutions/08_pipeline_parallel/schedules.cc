@@ -32,12 +32,13 @@ Schedule one_f_one_b_schedule(const Shape& shape) {
 Schedule interleaved_schedule(const Shape& shape) {
   check_shape(shape, "interleaved_schedule");
   const int p = shape.stages, m = shape.micro_batches, v = shape.chunks;
-  BOOK_CHECK(m % p == 0, "interleaved_schedule: m = " << m << " micro-batches is not a multiple "
-                                                       "of p = "
-                                                    << p
-                                                    << " stages (the micro-batches go round the "
-                                                       "ranks in groups of p); use m = "
-                                                    << (m / p + 1) * p);
+  BOOK_CHECK(m % p == 0, "interleaved_schedule: m = " << m
+                                                      << " micro-batches is not a multiple "
+                                                         "of p = "
+                                                      << p
+                                                      << " stages (the micro-batches go round the "
+                                                         "ranks in groups of p); use m = "
+                                                      << (m / p + 1) * p);
   Schedule s{"interleaved", shape, false, std::vector<std::vector<Action>>(p)};
   const int slots = m * v;
   auto micro_batch = [&](int k) { return (k / (p * v)) * p + k % p; };
@@ -62,11 +63,11 @@ Schedule interleaved_schedule(const Shape& shape) {
 Schedule zero_bubble_schedule(const Shape& shape) {
   check_shape(shape, "zero_bubble_schedule");
   const int p = shape.stages, m = shape.micro_batches;
-  BOOK_CHECK(shape.chunks == 1, "zero_bubble_schedule: ZB-H1 has one chunk per rank, got v = "
-                                    << shape.chunks);
+  BOOK_CHECK(shape.chunks == 1,
+             "zero_bubble_schedule: ZB-H1 has one chunk per rank, got v = " << shape.chunks);
   BOOK_CHECK(m >= p, "zero_bubble_schedule: m = " << m << " micro-batches is fewer than p = " << p
-                                                  << " stages; ZB-H1 needs m >= p (use m = "
-                                                  << p << " or more)");
+                                                  << " stages; ZB-H1 needs m >= p (use m = " << p
+                                                  << " or more)");
   Schedule s = one_f_one_b_schedule(Shape{p, m, 1});
   s.name = "zb-h1";
   s.split_backward = true;
