@@ -243,6 +243,24 @@ RankResult execute(coll::Communicator& comm, const Schedule& schedule,
 }
 //! [execute]
 
+//! [execute_data_parallel]
+template <typename T>
+RankResult execute_data_parallel(coll::ProcessGrid& grid, const Schedule& schedule,
+                                 std::span<const std::unique_ptr<train::Model<T>>> chunks,
+                                 std::span<const train::Batch> micro_batches,
+                                 const ExecuteOptions& options) {
+  BOOK_CHECK(grid.degrees().tp == 1,
+             "execute_data_parallel: tensor-parallel degree "
+                 << grid.degrees().tp
+                 << "; this composition runs chapter 4's whole layers (tp = 1)");
+  RankResult result = execute<T>(grid.pp(), schedule, chunks, micro_batches, options);
+  for (const auto& chunk : chunks)
+    grid.dp().all_reduce(coll::Buffer(chunk->grads().span()), coll::ReduceOp::kAvg);
+  grid.dp().all_reduce(coll::Buffer(std::span<double>(&result.loss, 1)), coll::ReduceOp::kAvg);
+  return result;
+}
+//! [execute_data_parallel]
+
 template <typename T>
 double single_device_step(train::Model<T>& whole, std::span<const train::Batch> micro_batches) {
   BOOK_CHECK(!micro_batches.empty(), "single_device_step: no micro-batches");
@@ -271,12 +289,15 @@ std::vector<train::Batch> random_micro_batches(const train::Config& config, int 
   return out;
 }
 
-#define BOOK_PP_INSTANTIATE(T)                                                               \
-  template std::vector<std::unique_ptr<train::Model<T>>> make_rank_models<T>(                \
-      const train::Config&, int, const Shape&, const std::vector<int>&, int, std::uint64_t); \
-  template RankResult execute<T>(coll::Communicator&, const Schedule&,                       \
-                                 std::span<const std::unique_ptr<train::Model<T>>>,          \
-                                 std::span<const train::Batch>, const ExecuteOptions&);      \
+#define BOOK_PP_INSTANTIATE(T)                                                                \
+  template std::vector<std::unique_ptr<train::Model<T>>> make_rank_models<T>(                 \
+      const train::Config&, int, const Shape&, const std::vector<int>&, int, std::uint64_t);  \
+  template RankResult execute<T>(coll::Communicator&, const Schedule&,                        \
+                                 std::span<const std::unique_ptr<train::Model<T>>>,           \
+                                 std::span<const train::Batch>, const ExecuteOptions&);       \
+  template RankResult execute_data_parallel<T>(                                               \
+      coll::ProcessGrid&, const Schedule&, std::span<const std::unique_ptr<train::Model<T>>>, \
+      std::span<const train::Batch>, const ExecuteOptions&);                                  \
   template double single_device_step<T>(train::Model<T>&, std::span<const train::Batch>);
 BOOK_PP_INSTANTIATE(float)
 BOOK_PP_INSTANTIATE(double)

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "chapters/03_collectives/communicator.h"
+#include "chapters/03_collectives/process_grid.h"
 #include "chapters/04_training_baseline/data.h"
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/08_pipeline_parallel/simulator.h"
@@ -95,6 +96,17 @@ template <typename T>
 RankResult execute(coll::Communicator& comm, const Schedule& schedule,
                    std::span<const std::unique_ptr<train::Model<T>>> chunks,
                    std::span<const train::Batch> micro_batches, const ExecuteOptions& options = {});
+
+/// Data parallelism around the pipeline (2D: DP × PP, chapter 3's ProcessGrid with tp = 1):
+/// runs `schedule` over the grid's pp() group on this replica's `micro_batches`, then averages
+/// every chunk's gradients, and the loss, over the grid's dp() group (an all-reduce per chunk).
+/// Afterwards every replica holds the gradient of the mean loss over all D·m micro-batches.
+/// Throws book::Error if the grid's tensor-parallel degree is not 1 or its pp() size is not p.
+template <typename T>
+RankResult execute_data_parallel(coll::ProcessGrid& grid, const Schedule& schedule,
+                                 std::span<const std::unique_ptr<train::Model<T>>> chunks,
+                                 std::span<const train::Batch> micro_batches,
+                                 const ExecuteOptions& options = {});
 
 /// The same step on one device: zero_grad, then forward_backward of each micro-batch in order
 /// with loss scale 1/m; returns the mean loss.

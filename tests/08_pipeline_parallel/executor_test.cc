@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "chapters/03_collectives/process_grid.h"
 #include "chapters/03_collectives/threads.h"
 #include "chapters/04_training_baseline/parameter_copy.h"
 #include "chapters/08_pipeline_parallel/executor.h"
@@ -119,6 +120,44 @@ TEST(Executor, InterleavedAndZeroBubbleEqualOneDevice) {
   run_case({"interleaved", {1, 3, 2}});  // one rank, two chunks: messages to itself
   run_case({"zb-h1", {2, 4, 1}});
   run_case({"zb-h1", {4, 5, 1}});
+}
+
+// DP × PP: 2 replicas of a 2-stage 1F1B pipeline on 4 thread ranks (chapter 3's ProcessGrid),
+// each replica its own 3 micro-batches, equal the one-device step over all 6 (the order of the
+// sums differs: 1e-12 relative).
+TEST(Executor, DataParallelPipelinesEqualOneDevice) {
+  const train::Config config = small_config();
+  const int batch = 2, seq_len = 5, m = 3, replicas = 2, p = 2;
+  const auto all = random_micro_batches(config, replicas * m, batch, seq_len, 77);
+  train::Model<double> whole(config, batch);
+  whole.init(78);
+  const double want_loss = single_device_step(whole, all);
+  const Schedule schedule = make_schedule("1f1b", {p, m, 1});
+  const std::vector<int> cuts = even_boundaries(config.n_layer, p);
+  std::mutex mutex;
+  std::vector<std::vector<double>> assembled(
+      replicas,
+      std::vector<double>(whole.layout().total(), std::numeric_limits<double>::quiet_NaN()));
+  std::vector<double> losses(replicas * p);
+  coll::run_ranks(replicas * p, [&](coll::Communicator& world) {
+    coll::ProcessGrid grid(world, {replicas, 1, p, 1});
+    const int dp = grid.coordinates().dp, stage = grid.coordinates().pp;
+    auto chunks = make_rank_models<double>(config, batch, schedule.shape, cuts, stage, 78);
+    const std::span<const train::Batch> mine(all.data() + dp * m, m);
+    const RankResult r = execute_data_parallel<double>(grid, schedule, chunks, mine);
+    const std::lock_guard<std::mutex> lock(mutex);
+    losses[world.rank()] = r.loss;
+    for (const auto& chunk : chunks)
+      train::copy_to_whole<double>(chunk->layout(), chunk->grads().span(), whole.layout(),
+                                   assembled[dp]);
+  });
+  for (double loss : losses) EXPECT_NEAR(loss, want_loss, 1e-12 * std::fabs(want_loss));
+  for (int d = 0; d < replicas; ++d)
+    for (std::size_t i = 0; i < assembled[d].size(); ++i)
+      ASSERT_NEAR(assembled[d][i], whole.grads()[i],
+                  1e-12 * std::max(1.0, std::fabs(whole.grads()[i])))
+          << "replica " << d << ", element " << i;
+  EXPECT_EQ(assembled[0], assembled[1]) << "the replicas must hold the same averaged gradients";
 }
 
 TEST(Executor, RefusesMismatchedInputs) {
