@@ -102,7 +102,12 @@ Row measure(const Options& o, const std::string& name, book::Trace* trace) {
         }
       },
       threads);
-  row.executed = log.timeline(shape).bubble_fraction();
+  const Timeline executed = log.timeline(shape);
+  row.executed = executed.bubble_fraction();
+  Timeline in_ms = executed;  // the real run's timeline, in milliseconds, for timeline.gp
+  for (auto& rank : in_ms.ranks)
+    for (auto& a : rank) a.start /= 1e3, a.end /= 1e3;
+  write_timeline(in_ms, book::results_dir() + "/08_executed_" + name + ".tsv");
   return row;
 }
 
@@ -178,7 +183,8 @@ int body(int argc, char** argv) {
   table.write_csv(base + ".csv");
   table.write_json(base + ".json");
   std::cout << "\nwrote " << base << ".csv, .json, 08_pipeline_<schedule>.json (Chrome traces) "
-            << "and 08_timeline_<schedule>.tsv; draw one with\n  gnuplot -e \"in='"
+            << "08_timeline_<schedule>.tsv (simulated) and 08_executed_<schedule>.tsv (the real "
+               "run, ms); draw one with\n  gnuplot -e \"in='"
             << book::results_dir() << "/08_timeline_1f1b.tsv'; out='timeline.svg'\" "
             << "chapters/08_pipeline_parallel/timeline.gp\n";
 

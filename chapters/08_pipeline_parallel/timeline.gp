@@ -3,6 +3,7 @@
 # schedule does not split them), green = weight gradient W; white gaps are the bubble.
 #   gnuplot -e "in='RESULTS/08_timeline_1f1b.tsv'; out='chapters/08_pipeline_parallel/08_timeline_1f1b.svg'; title='1F1B'" \
 #           chapters/08_pipeline_parallel/timeline.gp
+# The real run's timeline (08_executed_<schedule>.tsv, in ms): add xlabel='time (ms), real run'.
 if (out[strlen(out)-2:] eq "png") { set terminal png size 900,230 font "sans,9" background rgb "white" } else { set terminal svg size 900,230 font "sans,10" background rgb "white" }
 set output out
 stats in using 1 nooutput
@@ -10,7 +11,8 @@ ranks = STATS_max + 1
 stats in using 3 nooutput
 tmax = STATS_max
 if (exists("title")) set title title
-set xlabel "time (unit costs: F = B = W = 1; a B that is not split from W lasts 2)"
+if (!exists("xlabel")) xlabel = "time (unit costs: F = B = W = 1; a B that is not split from W lasts 2)"
+set xlabel xlabel
 set ylabel "rank"
 set yrange [ranks - 0.5:-0.5]
 set xrange [0:tmax]
