@@ -58,7 +58,8 @@ EXERCISE_TEST("mem.adam_8bit_step", Adam8bit, UpdatesStayCloseToFp32Adam) {
     worst_mean = std::max(worst_mean, mean);
     std::cout << "step " << step << ": mean |8-bit - FP32| = " << mean / lr << " lr\n";
   }
-  // Quantisation moves an update by ~0.5% of lr on average here (each update is ~lr); the bound is 2%.
+  // Quantisation moves an update by ~0.5% of lr on average here (each update is ~lr); the bound is
+  // 2%.
   EXPECT_LT(worst_mean, 0.02 * lr) << "mean |8-bit - FP32| per element after one update";
   EXPECT_EQ(s.step, 5);
 }
