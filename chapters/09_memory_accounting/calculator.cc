@@ -54,6 +54,20 @@ void validate(const Setup& s) {
                                                   << s.shape.name << "; pick a divisor");
   BOOK_CHECK(!p.sequence_parallel || p.tp > 1,
              "--sequence-parallel needs --tp > 1 (it shards over the tensor-parallel group)");
+  // Absurd sizes: refuse before any product can overflow 64 bits (2^58 bytes is 256 PiB).
+  const long double limit = 0x1p58L;
+  const ParameterBreakdown params = parameters_of(s.shape);
+  BOOK_CHECK(16.0L * params.total <= limit,
+             "--layers/--d-model/--d-ff/--vocab: " << params.total
+                                                   << " parameters is beyond any machine; the "
+                                                      "calculator prices up to 2^54 parameters");
+  const long double sb = static_cast<long double>(s.seq) * s.micro_batch;
+  const long double per_layer =
+      sb * s.shape.d_model * 34 + 5.0L * s.shape.n_head * s.seq * sb + 4 * sb * s.shape.vocab_size;
+  BOOK_CHECK(per_layer * s.shape.n_layer <= limit,
+             "--seq " << s.seq << " x --micro-batch " << s.micro_batch
+                      << ": the activations would exceed 2^58 bytes; use a shorter sequence or a "
+                         "smaller micro-batch");
   BOOK_CHECK(s.precision != DType::kF64,
              "--precision f64 is not a training precision; use bf16, f16 or f32");
 }

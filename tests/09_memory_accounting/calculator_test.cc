@@ -158,6 +158,14 @@ TEST(Calculator, BadSetupsNameTheFlag) {
   s.parallel.sequence_parallel = true;
   testing::expect_error([&] { calculate(s); }, "--sequence-parallel");
   s = llama7b();
+  s.seq = 1 << 24;
+  s.micro_batch = 1 << 20;
+  testing::expect_error([&] { calculate(s); }, {"--seq 16777216", "--micro-batch 1048576"});
+  s = llama7b();
+  s.shape.d_model = s.shape.d_ff = 1 << 20;
+  s.shape.n_layer = 100000;
+  testing::expect_error([&] { calculate(s); }, "beyond any machine");
+  s = llama7b();
   s.precision = DType::kF64;
   testing::expect_error([&] { calculate(s); }, "f64");
   testing::expect_error([] { parse_recompute("some"); }, {"--recompute", "selective"});
