@@ -87,6 +87,22 @@ TEST(Calculator, ActivationsAreLayersTimesThePapersFormulaPlusEnds) {
   EXPECT_EQ(b.communication, 2 * (sb * h / 4) * 2);
 }
 
+TEST(Calculator, SixteenToTwentyGigabytesPerBillionParameters) {
+  // The rule of thumb: 16 bytes per parameter of model state, 16-20 GB per 1B parameters once
+  // buffers and overhead are counted (activations apart). DDP over 8 GPUs, 1 GiB of overhead.
+  for (const char* name : {"llama2-7b", "llama2-13b", "llama2-70b", "gpt3-175b"}) {
+    mem::Setup s;
+    s.shape = preset(name);
+    s.parallel.dp = 8;
+    s.overhead_bytes = std::uint64_t{1} << 30;
+    const Breakdown b = calculate(s);
+    const double psi = static_cast<double>(parameters_of(s.shape).total);
+    const double gb_per_billion = static_cast<double>(b.total() - b.activations) / psi;
+    EXPECT_GE(gb_per_billion, 16.0) << name;
+    EXPECT_LE(gb_per_billion, 20.0) << name;
+  }
+}
+
 TEST(Calculator, CommunicationBuffers) {
   mem::Setup s = llama7b();
   EXPECT_EQ(calculate(s).communication, 0u);  // one device
