@@ -1,6 +1,6 @@
 /// @file
 /// Activation memory of one transformer layer, after Korthikanti et al., "Reducing Activation
-/// Recomputation in Large Transformer Models" (MLSys 2023, arXiv:2205.05198), §4: with s the
+/// Recomputation in Large Transformer Models" (2022, arXiv:2205.05198; MLSys 2023), §4: with s the
 /// sequence length, b the micro-batch, h the hidden size, a the heads and t the tensor-parallel
 /// degree, a layer keeps (16-bit activations, 1-byte dropout masks), in bytes:
 ///
