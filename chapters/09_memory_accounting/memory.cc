@@ -10,9 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "chapters/03_collectives/threads.h"
 #include "chapters/04_training_baseline/data.h"
+#include "chapters/06_zero/zero_trainer.h"
 #include "chapters/09_memory_accounting/book_model.h"
 #include "chapters/09_memory_accounting/calc_cli.h"
+#include "chapters/09_memory_accounting/model_states.h"
 #include "chapters/09_memory_accounting/recompute.h"
 #include "common/flags.h"
 #include "common/machine_load.h"
@@ -43,6 +46,45 @@ Table measured_table(int steps, bool* all_equal) {
                    std::to_string(measured[c]), std::to_string(predicted[c]),
                    equal ? "yes" : "NO"});
       }
+    }
+  }
+  return t;
+}
+
+// (1b) ZeRO stages 0-2 on chapter 6's trainer (thread ranks, one bucket, BF16): the largest rank's
+// model state against the calculator's zero_model_states for the same shape on a DP = N grid.
+Table zero_table(bool* all_equal) {
+  Table t({"stage", "N", "measured B (params/grads/master/optimizer)", "predicted B", "equal"});
+  train::TrainOptions o;
+  o.precision = DType::kBF16;
+  o.micro_batch = 12;
+  for (zero::Stage stage : {zero::Stage::kDdp, zero::Stage::kZero1, zero::Stage::kZero2}) {
+    for (int n : {2, 4}) {
+      zero::ZeroOptions options;
+      options.train = o;
+      options.stage = stage;
+      options.bucket_bytes = std::size_t{1} << 30;  // one bucket: the largest rank owns ⌈Ψ/N⌉
+      std::vector<zero::ModelStateBytes> measured(static_cast<std::size_t>(n));
+      coll::run_ranks(n, [&](coll::Communicator& comm) {
+        MemoryTracker tracker;
+        zero::ZeroTrainer trainer(comm, options, &tracker);
+        trainer.step();
+        measured[static_cast<std::size_t>(comm.rank())] = trainer.measured_model_state();
+      });
+      zero::ModelStateBytes largest;
+      for (const zero::ModelStateBytes& m : measured)
+        if (m.total() > largest.total()) largest = m;
+      Parallelism par;
+      par.dp = n;
+      par.stage = stage;
+      const zero::ModelStateBytes predicted = zero_model_states(preset("book"), par, o.precision);
+      const auto cells = [](const zero::ModelStateBytes& b) {
+        return std::to_string(b.parameters) + "/" + std::to_string(b.gradients) + "/" +
+               std::to_string(b.master_weights) + "/" + std::to_string(b.optimizer_states);
+      };
+      *all_equal = *all_equal && largest == predicted;
+      t.add_row({zero::stage_name(stage), std::to_string(n), cells(largest), cells(predicted),
+                 largest == predicted ? "yes" : "NO"});
     }
   }
   return t;
@@ -178,7 +220,8 @@ int body(int argc, char** argv) {
   print_machine_load();
   if (tour)
     std::cout << "tour-config: 09 | memory --tour: the chapter's run (6 one-step trainings of the "
-                 "book's model, a recomputed backward, formulas for the rest); the same as without "
+                 "book's model, 6 one-step ZeRO runs on 2 and 4 thread ranks, a recomputed "
+                 "backward, formulas for the rest); the same as without "
                  "--tour\n";
 
   std::cout << "# Chapter 9: where training memory goes\n\n## Measured = predicted: chapter 4's "
@@ -200,6 +243,13 @@ int body(int argc, char** argv) {
             << m_small[MemoryCategory::kActivations] << " B, peak total " << m_big.total() << " -> "
             << m_small.total() << " B\n\n";
 
+  std::cerr << "memory: chapter 6's ZeRO trainer at N = 2, 4 ...\n";
+  bool zero_equal = true;
+  const Table zero_measured = zero_table(&zero_equal);
+  std::cout << "## Measured = predicted across ZeRO stages: chapter 6's trainer, BF16, largest "
+               "rank\n\n"
+            << zero_measured.markdown() << "\n";
+
   const RecomputeResult rec = measure_recompute();
   std::cout << "measured, 4-block book model, micro-batch 32: the blocks' activations stored "
             << rec.stored << " B -> recomputed (1 block per segment) " << rec.held
@@ -220,12 +270,14 @@ int body(int argc, char** argv) {
   const std::string dir = results_dir();
   measured.write_csv(dir + "/ch09_measured.csv");
   measured.write_json(dir + "/ch09_measured.json");
+  zero_measured.write_csv(dir + "/ch09_zero.csv");
   lad.write_csv(dir + "/ch09_ladder.csv");
   lad.write_json(dir + "/ch09_ladder.json");
   sweep.write_csv(dir + "/ch09_sweep.csv");
   sweep.write_json(dir + "/ch09_sweep.json");
   flops.write_csv(dir + "/ch09_flops.csv");
-  std::cout << "wrote " << dir << "/ch09_{measured,ladder,sweep}.{csv,json}, ch09_flops.csv\n";
+  std::cout << "wrote " << dir
+            << "/ch09_{measured,ladder,sweep}.{csv,json}, ch09_zero.csv, ch09_flops.csv\n";
 
   if (tour) {
     const Breakdown first = calculate(rungs.front().setup), last = calculate(rungs[5].setup);
@@ -233,6 +285,11 @@ int body(int argc, char** argv) {
                  "{f32,bf16,f16} x micro-batch {8,32} | equal: "
               << (all_equal ? "yes" : "NO")
               << " | the inventory is complete: 16 B/param + activations + workspace\n";
+    std::cout
+        << "tour: 09 | chapter 6's ZeRO trainer, stages 0-2 x N = 2, 4 (bf16): largest rank's "
+           "model state vs calculator | equal: "
+        << (zero_equal ? "yes" : "NO")
+        << " | the calculator's per-rank formula is the trainer's, byte for byte\n";
     std::cout << "tour: 09 | book model bf16, micro-batch 32 -> 8 x 4 accumulation | activations "
               << m_big[MemoryCategory::kActivations] << " -> "
               << m_small[MemoryCategory::kActivations]
