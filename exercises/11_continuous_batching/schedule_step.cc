@@ -7,7 +7,8 @@
 //    plan.preempted; if the victim was id itself, stop the decode pass. Otherwise
 //    blocks.append_token(id, its last token) (record slot.copy in plan.copies if any), add the
 //    chunk {id, length - 1, 1, samples = true, decode = true} and spend one row of the budget.
-// 2. Prefill: running ids still prefilling, in order, get chunked_prefill(length - computed,
+// 2. Prefill: running ids still prefilling (not the ones that just decoded: their append made
+//    length exceed computed too), in order, get chunked_prefill(length - computed,
 //    budget, config) rows (stop at a 0). Then, only if nothing was preempted, admit waiting ids
 //    from the front while budget > 0 and fewer than max_running run: blocks.add_sequence(id,
 //    tokens) (stop if not ok), chunked_prefill(...) (if 0, blocks.free(id) and stop), move the id

@@ -1,6 +1,8 @@
 // Reference body of serve.schedule_step.
 #include "chapters/11_continuous_batching/schedule_step.h"
 
+#include <algorithm>
+
 #include "chapters/11_continuous_batching/chunked_prefill.h"
 #include "chapters/11_continuous_batching/preempt.h"
 
@@ -42,8 +44,13 @@ StepPlan schedule_step(SchedulerState& state, kv::BlockManager& blocks,
     }
     return take;
   };
-  for (const RequestId id : state.running)
-    if (budget > 0 && blocks.computed(id) < blocks.length(id) && prefill(id) == 0) break;
+  const std::size_t decodes = plan.chunks.size();
+  for (const RequestId id : state.running) {
+    const bool decoded = std::any_of(plan.chunks.begin(), plan.chunks.begin() + decodes,
+                                     [&](const ScheduledChunk& c) { return c.id == id; });
+    if (decoded || blocks.computed(id) == blocks.length(id)) continue;
+    if (budget <= 0 || prefill(id) == 0) break;
+  }
   while (plan.preempted.empty() && budget > 0 && !state.waiting.empty() &&
          static_cast<int>(state.running.size()) < config.max_running) {
     const RequestId id = state.waiting.front();
