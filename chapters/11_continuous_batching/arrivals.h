@@ -12,17 +12,17 @@ namespace book::serve {
 
 /// One request of a timed workload.
 struct TimedRequest {
-  int id = 0;               ///< position in arrival order
-  double arrival_ms = 0;    ///< when it arrives
-  int prompt_tokens = 0;    ///< its prompt's length
-  int output_tokens = 1;    ///< tokens it generates (max_tokens; no stop token in the replay)
+  int id = 0;             ///< position in arrival order
+  double arrival_ms = 0;  ///< when it arrives
+  int prompt_tokens = 0;  ///< its prompt's length
+  int output_tokens = 1;  ///< tokens it generates (max_tokens; no stop token in the replay)
 };
 
 /// The arrival process.
 struct ArrivalOptions {
-  double rate = 4;            ///< requests per second, on average
-  double gamma_shape = 1;     ///< gaps ~ Gamma(shape, 1 / (shape · rate)): 1 is Poisson, < 1 bursty
-  std::uint64_t seed = 11;    ///< the gaps' seed (the lengths have the workload's own)
+  double rate = 4;          ///< requests per second, on average
+  double gamma_shape = 1;   ///< gaps ~ Gamma(shape, 1 / (shape · rate)): 1 is Poisson, < 1 bursty
+  std::uint64_t seed = 11;  ///< the gaps' seed (the lengths have the workload's own)
 };
 
 /// The requests of `lengths` (chapter 10's make_workload) with arrival times from `options`:

@@ -24,13 +24,13 @@ RequestId Engine::submit(const GenerationRequest& request) {
   check_sampling(request.sampling);
   const int vocab = runner_.config().vocab_size;
   for (const int token : request.prompt)
-    BOOK_CHECK(token >= 0 && token < vocab,
-               "Engine::submit: prompt token " << token << " is outside the vocabulary [0, "
-                                               << vocab << ")");
+    BOOK_CHECK(token >= 0 && token < vocab, "Engine::submit: prompt token "
+                                                << token << " is outside the vocabulary [0, "
+                                                << vocab << ")");
   for (const int token : request.stop_tokens)
-    BOOK_CHECK(token >= 0 && token < vocab,
-               "Engine::submit: stop token " << token << " is outside the vocabulary [0, " << vocab
-                                             << ")");
+    BOOK_CHECK(token >= 0 && token < vocab, "Engine::submit: stop token "
+                                                << token << " is outside the vocabulary [0, "
+                                                << vocab << ")");
   const RequestId id = scheduler_.add(request.prompt, request.max_tokens);
   requests_.emplace(id, request);
   return id;

@@ -44,15 +44,15 @@ struct Completion {
 
 /// What one step did: the batch composition the step-trace picture draws.
 struct StepRecord {
-  int step = 0;          ///< 1-based
-  int decode_rows = 0;   ///< requests that decoded one token
-  int prefill_rows = 0;  ///< prompt positions run (chunks of admitted or prefilling requests)
-  int prefill_chunks = 0;   ///< prefill chunks (requests that prefilled)
-  int running = 0;          ///< running after the step
-  int waiting = 0;          ///< waiting after the step
-  int preempted = 0;        ///< requests preempted by this step
-  int finished = 0;         ///< requests that finished in this step
-  int used_blocks = 0;      ///< KV blocks in use after scheduling (before finishing)
+  int step = 0;            ///< 1-based
+  int decode_rows = 0;     ///< requests that decoded one token
+  int prefill_rows = 0;    ///< prompt positions run (chunks of admitted or prefilling requests)
+  int prefill_chunks = 0;  ///< prefill chunks (requests that prefilled)
+  int running = 0;         ///< running after the step
+  int waiting = 0;         ///< waiting after the step
+  int preempted = 0;       ///< requests preempted by this step
+  int finished = 0;        ///< requests that finished in this step
+  int used_blocks = 0;     ///< KV blocks in use after scheduling (before finishing)
 };
 
 /// See the file comment.
@@ -81,7 +81,7 @@ class Engine {
   std::vector<Completion> take_finished();
 
   const Scheduler& scheduler() const { return scheduler_; }  ///< queues and counters
-  int steps() const { return steps_; }                        ///< steps so far
+  int steps() const { return steps_; }                       ///< steps so far
 
  private:
   kv::ModelRunner& runner_;

@@ -11,9 +11,9 @@ Scheduler::Scheduler(kv::BlockManager& blocks, const SchedulerConfig& config, in
     : blocks_(blocks), config_(config), max_positions_(max_positions) {
   check_config(config);
   BOOK_CHECK(max_positions >= 1, "Scheduler: max_positions must be >= 1, got " << max_positions);
-  BOOK_CHECK(blocks.sequences().empty(),
-             "Scheduler: the block manager already holds " << blocks.sequences().size()
-                                                           << " sequences; give it an empty one");
+  BOOK_CHECK(blocks.sequences().empty(), "Scheduler: the block manager already holds "
+                                             << blocks.sequences().size()
+                                             << " sequences; give it an empty one");
 }
 
 RequestId Scheduler::add(std::vector<int> prompt, int max_tokens) {
@@ -21,11 +21,11 @@ RequestId Scheduler::add(std::vector<int> prompt, int max_tokens) {
   BOOK_CHECK(max_tokens >= 1, "Scheduler::add: max_tokens must be >= 1, got " << max_tokens);
   // The most positions it ever holds: its last token is sampled, never run.
   const std::int64_t longest = static_cast<std::int64_t>(prompt.size()) + max_tokens - 1;
-  BOOK_CHECK(longest <= max_positions_,
-             "Scheduler::add: prompt of " << prompt.size() << " tokens plus max_tokens "
-                                          << max_tokens << " needs " << longest
-                                          << " positions, more than the model's context of "
-                                          << max_positions_ << "; shorten one of them");
+  BOOK_CHECK(longest <= max_positions_, "Scheduler::add: prompt of "
+                                            << prompt.size() << " tokens plus max_tokens "
+                                            << max_tokens << " needs " << longest
+                                            << " positions, more than the model's context of "
+                                            << max_positions_ << "; shorten one of them");
   const std::int64_t blocks_needed = (longest + blocks_.block_size() - 1) / blocks_.block_size();
   BOOK_CHECK(blocks_needed <= blocks_.num_blocks(),
              "Scheduler::add: prompt of " << prompt.size() << " tokens plus max_tokens "
@@ -83,12 +83,13 @@ void Scheduler::finish(RequestId id) {
   state_.sequences.erase(id);
 }
 
-void Scheduler::set_token_budget(int token_budget) {
+void Scheduler::set_limits(int max_running, int token_budget) {
   SchedulerConfig config = config_;
+  config.max_running = max_running;
   config.token_budget = token_budget;
   check_config(config);
   BOOK_CHECK(config.chunked_prefill || token_budget >= config_.token_budget,
-             "Scheduler::set_token_budget: without chunked prefill the budget cannot shrink below "
+             "Scheduler::set_limits: without chunked prefill the budget cannot shrink below "
              "the one requests were admitted against ("
                  << config_.token_budget << "), got " << token_budget);
   config_ = config;

@@ -41,15 +41,15 @@ class Scheduler {
   /// Removes a finished request (frees its blocks). Throws book::Error if it is not running.
   void finish(RequestId id);
 
-  /// Changes the token budget from the next step on (the SLO-driven threshold). Throws
-  /// book::Error if the config would become invalid (check_config), or if without chunked
-  /// prefill a queued request no longer fits.
-  void set_token_budget(int token_budget);
+  /// Changes max_running and the token budget from the next step on (the SLO-driven threshold).
+  /// Throws book::Error if the config would become invalid (check_config), or if without chunked
+  /// prefill the budget would shrink (a queued request might no longer fit).
+  void set_limits(int max_running, int token_budget);
 
   /// Whether a request is waiting or running.
   bool has_work() const { return !state_.waiting.empty() || !state_.running.empty(); }
-  const SchedulerState& state() const { return state_; }  ///< queues and sequences
-  const Sequence& sequence(RequestId id) const;           ///< throws book::Error if unknown
+  const SchedulerState& state() const { return state_; }     ///< queues and sequences
+  const Sequence& sequence(RequestId id) const;              ///< throws book::Error if unknown
   const SchedulerConfig& config() const { return config_; }  ///< the limits
   kv::BlockManager& blocks() { return blocks_; }             ///< the KV bookkeeping
   std::int64_t preemptions() const { return preemptions_; }  ///< since construction

@@ -64,10 +64,10 @@ struct ScheduledChunk {
 
 /// What one step will do.
 struct StepPlan {
-  std::vector<ScheduledChunk> chunks;     ///< decodes first (oldest first), then prefill chunks
-  std::vector<RequestId> preempted;       ///< moved back to waiting this step, in that order
-  std::vector<RequestId> admitted;        ///< moved from waiting to running this step
-  std::vector<kv::BlockCopy> copies;      ///< copy-on-write copies to do before the model runs
+  std::vector<ScheduledChunk> chunks;  ///< decodes first (oldest first), then prefill chunks
+  std::vector<RequestId> preempted;    ///< moved back to waiting this step, in that order
+  std::vector<RequestId> admitted;     ///< moved from waiting to running this step
+  std::vector<kv::BlockCopy> copies;   ///< copy-on-write copies to do before the model runs
   /// Rows of the model step: the sum of the chunks' counts.
   int tokens() const;
 };

@@ -9,9 +9,10 @@
 namespace book::serve {
 namespace {
 
-// Positions attention reads for `count` new tokens after `start` cached ones (causal).
-std::int64_t attention_reads(int start, int count) {
-  return static_cast<std::int64_t>(count) * start + static_cast<std::int64_t>(count) * (count + 1) / 2;
+// (query, key) pairs of `count` new tokens after `start` cached ones (causal).
+std::int64_t attention_pairs(int start, int count) {
+  return static_cast<std::int64_t>(count) * start +
+         static_cast<std::int64_t>(count) * (count + 1) / 2;
 }
 
 std::int64_t useful_rows(const std::vector<TimedRequest>& requests) {
@@ -44,25 +45,31 @@ SimResult simulate_continuous(const std::vector<TimedRequest>& requests,
       now = requests[next].arrival_ms;
       continue;
     }
-    if (options.step_slo_ms > 0) {  // fix 1: a budget whose step fits the SLO
+    if (options.step_slo_ms > 0) {  // fix 1: the batch and the budget the SLO leaves room for
+      const auto& running = scheduler.state().running;
       std::int64_t context = 0;
-      for (const RequestId id : scheduler.state().running) context += blocks.length(id);
-      const double room = options.step_slo_ms - cost.step_ms - cost.per_context_ms * context;
-      const int budget = static_cast<int>(std::floor(room / cost.per_token_ms));
-      scheduler.set_token_budget(std::clamp(budget, options.scheduler.max_running,
-                                            options.scheduler.token_budget));
+      for (const RequestId id : running) context += blocks.length(id);
+      const int n = static_cast<int>(running.size());
+      const double decode_step = cost.step_time(n, context);
+      const int max_running =
+          decode_step >= options.step_slo_ms ? std::max(n, 1) : options.scheduler.max_running;
+      const int room =
+          static_cast<int>(std::floor((options.step_slo_ms - decode_step) / cost.per_token_ms));
+      scheduler.set_limits(max_running,
+                           std::clamp(n + room, max_running, options.scheduler.token_budget));
     }
     const StepPlan plan = scheduler.schedule();
     StepSample sample;
     sample.start_ms = now;
-    std::int64_t context = 0;
+    std::int64_t context = 0, pairs = 0;
     int sampling = 0;
     for (const ScheduledChunk& c : plan.chunks) {
-      context += attention_reads(c.start, c.count);
+      context += c.start + c.count;  // its keys and values, read once
+      pairs += attention_pairs(c.start, c.count);
       (c.decode ? sample.decode_rows : sample.prefill_rows) += c.count;
       sampling += c.samples ? 1 : 0;
     }
-    sample.time_ms = cost.step_time(plan.tokens(), context);
+    sample.time_ms = cost.step_time(plan.tokens(), context, pairs);
     sample.preempted = static_cast<int>(plan.preempted.size());
     now += sample.time_ms;
     result.rows += plan.tokens();
@@ -110,8 +117,8 @@ SimResult simulate_static(const std::vector<TimedRequest>& requests, int max_bat
     StepSample prefill{now, 0, 0, 0, 0, batch, 0, 0};
     for (std::size_t i = next; i < end; ++i) prefill.prefill_rows += requests[i].prompt_tokens;
     prefill.padding_rows = batch * longest_prompt - prefill.prefill_rows;
-    prefill.time_ms = cost.step_time(batch * longest_prompt,
-                                     batch * attention_reads(0, longest_prompt));
+    prefill.time_ms = cost.step_time(batch * longest_prompt, batch * longest_prompt,
+                                     batch * attention_pairs(0, longest_prompt));
     now += prefill.time_ms;
     result.rows += static_cast<std::int64_t>(batch) * longest_prompt;
     result.steps.push_back(prefill);
@@ -122,7 +129,9 @@ SimResult simulate_static(const std::vector<TimedRequest>& requests, int max_bat
       for (std::size_t i = next; i < end; ++i)
         step.decode_rows += requests[i].output_tokens > s ? 1 : 0;
       step.padding_rows = batch - step.decode_rows;
-      step.time_ms = cost.step_time(batch, batch * attention_reads(longest_prompt + s - 1, 1));
+      const int length = longest_prompt + s;  // padded: every member reads the longest
+      step.time_ms =
+          cost.step_time(batch, std::int64_t{batch} * length, std::int64_t{batch} * length);
       now += step.time_ms;
       result.rows += batch;
       result.steps.push_back(step);
@@ -157,6 +166,7 @@ std::pair<SimResult, SimResult> simulate_lanes(const std::vector<TimedRequest>& 
       merged.preemptions += served[lane].preemptions;
       merged.rows += served[lane].rows;
       merged.useful_rows += served[lane].useful_rows;
+      merged.steps.insert(merged.steps.end(), served[lane].steps.begin(), served[lane].steps.end());
     }
     for (std::size_t i = 0; i < requests.size(); ++i)
       merged.timings.push_back(served[where[i].first].timings[where[i].second]);
@@ -169,6 +179,24 @@ std::pair<SimResult, SimResult> simulate_lanes(const std::vector<TimedRequest>& 
                 return requests[i].prompt_tokens + requests[i].output_tokens > threshold ? 1 : 0;
               },
               "two replicas, fast/slow lanes")};
+}
+
+double inter_token_percentile(const SimResult& result, double p) {
+  BOOK_CHECK(p > 0 && p <= 100, "inter_token_percentile: p must be in (0, 100], got " << p);
+  std::vector<std::pair<double, int>> gaps;  // step time, decode rows
+  std::int64_t total = 0;
+  for (const StepSample& s : result.steps)
+    if (s.decode_rows > 0) {
+      gaps.emplace_back(s.time_ms, s.decode_rows);
+      total += s.decode_rows;
+    }
+  BOOK_CHECK(total > 0, "inter_token_percentile: no step decoded anything");
+  std::sort(gaps.begin(), gaps.end());
+  const auto rank = static_cast<std::int64_t>(std::ceil(p / 100 * static_cast<double>(total)));
+  std::int64_t seen = 0;
+  for (const auto& [time, rows] : gaps)
+    if ((seen += rows) >= rank) return time;
+  return gaps.back().first;
 }
 
 int balanced_lane_threshold(const std::vector<TimedRequest>& requests) {

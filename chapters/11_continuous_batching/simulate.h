@@ -18,17 +18,21 @@
 namespace book::serve {
 
 /// How long one model step takes: a fixed part (reading every weight once: a decode step is
-/// memory-bound), a part per new token (the GEMMs' arithmetic) and a part per key/value position
-/// attention reads. The defaults are a 7B-parameter fp16 model on one A100-class GPU (14 GB of
-/// weights at ~2 TB/s ≈ 7 ms; 14 GFLOP per token at ~280 TFLOP/s ≈ 0.05 ms; 0.5 MB of K/V per
-/// position at ~2 TB/s ≈ 0.25 µs): a roofline sketch, added rather than overlapped.
+/// memory-bound), a part per new token (the GEMMs' arithmetic), a part per cached key/value
+/// position each scheduled sequence reads once (memory-bound), and a part per (query, key) pair
+/// of attention's arithmetic (what makes a long prefill quadratic). The defaults are a
+/// 7B-parameter fp16 model on one A100-class GPU: 14 GB of weights at ~2 TB/s ≈ 7 ms; 14 GFLOP
+/// per token at ~280 TFLOP/s ≈ 0.05 ms; 0.5 MB of K/V per position at ~2 TB/s ≈ 0.25 µs;
+/// 4 · 32 layers · 4096 FLOP per pair ≈ 2 ns. A roofline sketch, its parts added, not overlapped.
 struct CostModel {
-  double step_ms = 7.0;              ///< per step
-  double per_token_ms = 0.05;        ///< per new token (row)
-  double per_context_ms = 0.00025;   ///< per key/value position read
-  /// The step's time for `rows` new tokens reading `context` positions.
-  double step_time(int rows, std::int64_t context) const {
-    return step_ms + per_token_ms * rows + per_context_ms * static_cast<double>(context);
+  double step_ms = 7.0;             ///< per step
+  double per_token_ms = 0.05;       ///< per new token (row)
+  double per_context_ms = 0.00025;  ///< per key/value position read
+  double per_pair_ms = 0.000002;    ///< per (query, key) pair of attention
+  /// The step's time for `rows` new tokens, `context` positions read and `pairs` pairs.
+  double step_time(int rows, std::int64_t context, std::int64_t pairs = 0) const {
+    return step_ms + per_token_ms * rows + per_context_ms * static_cast<double>(context) +
+           per_pair_ms * static_cast<double>(pairs);
   }
 };
 
@@ -60,8 +64,10 @@ struct ContinuousOptions {
   int kv_blocks = 4096;       ///< the KV cache (4096 × 16 tokens × 0.5 MB ≈ 32 GB at 7B)
   int block_size = 16;        ///< tokens per block
   int max_positions = 4096;   ///< the model's context
-  /// The SLO-driven threshold (fix 1 of P99): when > 0, each step's token budget shrinks so the
-  /// step's modelled time stays within this many ms (never below max_running rows).
+  /// The SLO-driven threshold (fix 1 of P99): when > 0, before each step the scheduler admits no
+  /// new request once the running batch's decode step is modelled to take this long, and the
+  /// token budget shrinks to what keeps the step within it (never below one row per running
+  /// request): every step, hence every token's gap, stays near the TPOT SLO.
   double step_slo_ms = 0;
 };
 
@@ -83,6 +89,13 @@ SimResult simulate_static(const std::vector<TimedRequest>& requests, int max_bat
 std::pair<SimResult, SimResult> simulate_lanes(const std::vector<TimedRequest>& requests,
                                                const ContinuousOptions& options,
                                                const CostModel& cost, int threshold);
+
+/// The p-th percentile (0 < p <= 100) of the gaps between a request's consecutive tokens (the
+/// inter-token latency, ITL): every decode row of a step waited that step's time, so the steps'
+/// times weighted by their decode rows. The tail TPOT hides: one long prefill chunk stalls every
+/// decode beside it for one step, which a request's mean gap averages away. Static batching's
+/// gaps count its decode steps only. Throws book::Error if no step decoded.
+double inter_token_percentile(const SimResult& result, double p);
 
 /// The token count that splits `requests` into two halves of equal total work (prompt + output
 /// tokens): the lanes' threshold.

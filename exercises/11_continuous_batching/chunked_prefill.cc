@@ -13,7 +13,8 @@ namespace book::serve {
 
 int chunked_prefill(int remaining, int budget_left, const SchedulerConfig& config) {
   (void)remaining, (void)budget_left, (void)config;
-  BOOK_NOT_IMPLEMENTED("serve.chunked_prefill", "exercises/11_continuous_batching/chunked_prefill.cc",
+  BOOK_NOT_IMPLEMENTED("serve.chunked_prefill",
+                       "exercises/11_continuous_batching/chunked_prefill.cc",
                        "chapters/11_continuous_batching/README.md, section Chunked prefill");
 }
 

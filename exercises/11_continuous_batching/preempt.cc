@@ -13,8 +13,9 @@ namespace book::serve {
 
 RequestId preempt(SchedulerState& state, kv::BlockManager& blocks) {
   (void)state, (void)blocks;
-  BOOK_NOT_IMPLEMENTED("serve.preempt", "exercises/11_continuous_batching/preempt.cc",
-                       "chapters/11_continuous_batching/README.md, section Preemption by recompute");
+  BOOK_NOT_IMPLEMENTED(
+      "serve.preempt", "exercises/11_continuous_batching/preempt.cc",
+      "chapters/11_continuous_batching/README.md, section Preemption by recompute");
 }
 
 }  // namespace book::serve

@@ -14,7 +14,8 @@ namespace book::serve {
 int sample_top_p(std::span<const float> logits, const SamplingParams& params, double uniform) {
   BOOK_CHECK(!logits.empty(), "sample_top_p: no logits");
   check_sampling(params);
-  BOOK_CHECK(uniform >= 0 && uniform < 1, "sample_top_p: uniform must be in [0, 1), got " << uniform);
+  BOOK_CHECK(uniform >= 0 && uniform < 1,
+             "sample_top_p: uniform must be in [0, 1), got " << uniform);
   const int n = static_cast<int>(logits.size());
   if (params.temperature == 0)
     return static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());

@@ -20,8 +20,13 @@ EXERCISE_TEST("serve.chunked_prefill", ChunkedPrefill, ChunkingTakesWhatFits) {
   struct Case {
     int remaining, budget, want;
   };
-  for (const Case c : {Case{100, 37, 37}, {37, 100, 37}, {37, 37, 37}, {1, 1, 1}, {513, 512, 512},
-                       {5, 0, 0}, {5, -3, 0}}) {
+  for (const Case c : {Case{100, 37, 37},
+                       {37, 100, 37},
+                       {37, 37, 37},
+                       {1, 1, 1},
+                       {513, 512, 512},
+                       {5, 0, 0},
+                       {5, -3, 0}}) {
     EXPECT_EQ(chunked_prefill(c.remaining, c.budget, chunked(true)), c.want)
         << "remaining " << c.remaining << ", budget left " << c.budget << ", chunked";
   }
@@ -31,8 +36,8 @@ EXERCISE_TEST("serve.chunked_prefill", ChunkedPrefill, WithoutChunkingAllOrNothi
   struct Case {
     int remaining, budget, want;
   };
-  for (const Case c : {Case{100, 37, 0}, {37, 100, 37}, {37, 37, 37}, {38, 37, 0}, {1, 1, 1},
-                       {5, 0, 0}}) {
+  for (const Case c :
+       {Case{100, 37, 0}, {37, 100, 37}, {37, 37, 37}, {38, 37, 0}, {1, 1, 1}, {5, 0, 0}}) {
     EXPECT_EQ(chunked_prefill(c.remaining, c.budget, chunked(false)), c.want)
         << "remaining " << c.remaining << ", budget left " << c.budget << ", not chunked";
   }

@@ -130,8 +130,7 @@ EXERCISE_TEST("serve.schedule_step", Engine, PreemptedAndResumedEqualsUninterrup
   const Served tight = serve_together(requests, 18, {4, 10, true}, /*prefix_caching=*/true);
   EXPECT_GT(tight.preemptions, 0);
   for (std::size_t i = 0; i < requests.size(); ++i)
-    EXPECT_EQ(tight.tokens[i], want[i]) << "request " << i << " (seed "
-                                        << requests[i].sampling.seed
+    EXPECT_EQ(tight.tokens[i], want[i]) << "request " << i << " (seed " << requests[i].sampling.seed
                                         << "): preempted and recomputed vs served alone";
 }
 
@@ -186,11 +185,17 @@ EXERCISE_TEST("serve.schedule_step", Engine, BadRequestsAndMismatchedPartsAreErr
   r.sampling.top_p = 0;
   expect_error([&] { server.engine.submit(r); }, {"top_p", "(0, 1]"});
   kv::BlockManager other(9, 4, false);
-  expect_error([&] { Engine(server.runner, other, {2, 8, true}); },
-               {"9 blocks of 4", "cache 8 of 4"});
+  expect_error(
+      [&] {
+        Engine(server.runner, other, {2, 8, true});
+      },
+      {"9 blocks of 4", "cache 8 of 4"});
   kv::BlockManager same(8, 4, false);
-  expect_error([&] { Engine(server.runner, same, {2, 16, true}); },
-               {"8 rows per step", "budget of 16"});
+  expect_error(
+      [&] {
+        Engine(server.runner, same, {2, 16, true});
+      },
+      {"8 rows per step", "budget of 16"});
   EXPECT_FALSE(server.engine.has_work()) << "refused requests never entered the queue";
 }
 

@@ -33,9 +33,8 @@ std::map<int, long double> expected(const std::vector<float>& logits, const Samp
   for (int i = 0; i < n; ++i) sum += prob[i] = std::exp((logits[i] - top) / p.temperature);
   std::vector<int> order(n);
   for (int i = 0; i < n; ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return prob[a] != prob[b] ? prob[a] > prob[b] : a < b;
-  });
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return prob[a] != prob[b] ? prob[a] > prob[b] : a < b; });
   const int k = p.top_k > 0 ? std::min(p.top_k, n) : n;
   long double kept_total = 0;
   for (int i = 0; i < k; ++i) kept_total += prob[order[i]];
@@ -53,7 +52,8 @@ std::map<int, long double> expected(const std::vector<float>& logits, const Samp
 EXERCISE_TEST("serve.sample_top_p", SampleTopP, TemperatureZeroIsArgmaxWhateverTheUniform) {
   Rng rng(1);
   const auto logits = random_logits(rng, 37);
-  const int best = static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  const int best =
+      static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
   for (const double u : {0.0, 0.3, 0.999999})
     EXPECT_EQ(sample_top_p(logits, {0, 5, 0.5, 9}, u), best) << "uniform " << u;
   const std::vector<float> tie = {1, 4, 4, 2};
@@ -77,17 +77,20 @@ EXERCISE_TEST("serve.sample_top_p", SampleTopP, TopKOneAndTinyTopPAreGreedy) {
 EXERCISE_TEST("serve.sample_top_p", SampleTopP, FrequenciesOnAUniformGridMatchTheTruncatedSoftmax) {
   Rng rng(3);
   const int grid = 20000;
-  for (const SamplingParams params : {SamplingParams{1.0, 0, 1.0, 0}, {0.8, 0, 0.9, 0},
-                                      {1.5, 10, 1.0, 0}, {1.2, 20, 0.75, 0}, {0.5, 3, 0.99, 0}}) {
+  for (const SamplingParams params : {SamplingParams{1.0, 0, 1.0, 0},
+                                      {0.8, 0, 0.9, 0},
+                                      {1.5, 10, 1.0, 0},
+                                      {1.2, 20, 0.75, 0},
+                                      {0.5, 3, 0.99, 0}}) {
     const auto logits = random_logits(rng, 61);
     const auto want = expected(logits, params);
     std::map<int, int> count;
     for (int i = 0; i < grid; ++i) ++count[sample_top_p(logits, params, (i + 0.5) / grid)];
     for (const auto& [token, n] : count)
-      EXPECT_TRUE(want.count(token)) << "token " << token << " sampled " << n
-                                     << " times but is outside the kept set (temperature "
-                                     << params.temperature << ", top_k " << params.top_k
-                                     << ", top_p " << params.top_p << ")";
+      EXPECT_TRUE(want.count(token))
+          << "token " << token << " sampled " << n
+          << " times but is outside the kept set (temperature " << params.temperature << ", top_k "
+          << params.top_k << ", top_p " << params.top_p << ")";
     for (const auto& [token, q] : want)
       EXPECT_NEAR(count[token], static_cast<double>(q * grid), 1.01)
           << "token " << token << " of the kept set, probability " << static_cast<double>(q)

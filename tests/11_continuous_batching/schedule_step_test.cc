@@ -99,8 +99,8 @@ EXERCISE_TEST("serve.schedule_step", ScheduleStep, AdmitsInOrderAndChunksTheLast
   const StepPlan plan = schedule_step(b.state, b.blocks, config(4, 21));
   ASSERT_EQ(plan.chunks.size(), 3u);
   expect_chunk(plan.chunks[0], 0, 6, 1, true, true);
-  expect_chunk(plan.chunks[1], 1, 0, 8, true, false);     // whole prompt: samples
-  expect_chunk(plan.chunks[2], 2, 0, 12, false, false);   // 21 − 1 − 8 rows of its 30
+  expect_chunk(plan.chunks[1], 1, 0, 8, true, false);    // whole prompt: samples
+  expect_chunk(plan.chunks[2], 2, 0, 12, false, false);  // 21 − 1 − 8 rows of its 30
   EXPECT_EQ(plan.admitted, (std::vector<RequestId>{1, 2}));
   EXPECT_EQ(b.state.running, (std::vector<RequestId>{0, 1, 2}));
   EXPECT_EQ(std::vector<RequestId>(b.state.waiting.begin(), b.state.waiting.end()),
@@ -144,7 +144,7 @@ EXERCISE_TEST("serve.schedule_step", ScheduleStep, MaxRunningCapsAdmissions) {
 }
 
 EXERCISE_TEST("serve.schedule_step", ScheduleStep, OutOfBlocksPreemptsTheNewestAndAdmitsNothing) {
-  Builder b(4, 4);  // 16 slots
+  Builder b(4, 4);   // 16 slots
   b.decoding(0, 8);  // 2 full blocks: its next token needs a third
   b.decoding(1, 8);  // 2 full blocks
   b.waiting(2, 1);
@@ -232,8 +232,8 @@ EXERCISE_TEST("serve.schedule_step", SchedulerFuzz, NoRequestLostDuplicatedOrReo
       bool prefill_seen = false;
       std::vector<int> sampled;
       for (const ScheduledChunk& c : plan.chunks) {
-        EXPECT_TRUE(seen.insert(c.id).second) << "seed " << seed << ": request " << c.id
-                                              << " twice in one step";
+        EXPECT_TRUE(seen.insert(c.id).second)
+            << "seed " << seed << ": request " << c.id << " twice in one step";
         EXPECT_FALSE(c.decode && prefill_seen) << "seed " << seed << ": a decode after a prefill";
         prefill_seen |= !c.decode;
         const Sequence& s = scheduler.sequence(c.id);

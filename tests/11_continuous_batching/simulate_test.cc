@@ -31,9 +31,8 @@ TEST(Metrics, NearestRankPercentiles) {
 
 TEST(Metrics, SummaryCountsThroughputLatencyAndGoodput) {
   // Three requests over 4 s: TTFTs 0.5, 1, 3 s; TPOTs 50, 100, 0 (one token) ms.
-  const std::vector<RequestTiming> t = {{0, 500, 1500, 10, 21},
-                                        {1000, 2000, 3000, 10, 11},
-                                        {2000, 5000, 4000 + 0 * 1, 10, 1}};
+  const std::vector<RequestTiming> t = {
+      {0, 500, 1500, 10, 21}, {1000, 2000, 3000, 10, 11}, {2000, 5000, 4000 + 0 * 1, 10, 1}};
   expect_error([&] { summarize(t, {}); }, {"request 2 is out of order", "finish 4000"});
   std::vector<RequestTiming> ok = t;
   ok[2].finish_ms = 5000;
@@ -66,8 +65,8 @@ TEST(Arrivals, SeededPoissonAndBurstyGammaHaveTheRequestedRate) {
     EXPECT_EQ(with_arrivals(requests, {8, shape, 5})[1234].arrival_ms, timed[1234].arrival_ms)
         << "seeded";
     const double mean_gap = timed.back().arrival_ms / (timed.size() - 1);
-    EXPECT_NEAR(mean_gap, 125, 125 * 0.1) << "8 requests/s: gaps of 125 ms on average, shape "
-                                          << shape;
+    EXPECT_NEAR(mean_gap, 125, 125 * 0.1)
+        << "8 requests/s: gaps of 125 ms on average, shape " << shape;
     double var = 0;
     for (std::size_t i = 1; i < timed.size(); ++i) {
       const double gap = timed[i].arrival_ms - timed[i - 1].arrival_ms;
@@ -156,23 +155,30 @@ TEST(Simulate, LanesSplitByTokensAndKeepArrivalOrder) {
   EXPECT_EQ(lanes.useful_rows, alternating.useful_rows);
 }
 
-TEST(Simulate, SloThresholdKeepsStepsWithinTheSlo) {
-  const auto timed = with_arrivals(lengths(300), {30, 1, 4});
+TEST(Simulate, SloThresholdStopsAdmittingAtTheSlo) {
+  const auto timed = with_arrivals(lengths(300), {40, 1, 4});
   ContinuousOptions options;
-  options.scheduler = {16, 1024, true};
-  options.step_slo_ms = 20;
+  options.scheduler = {128, 2048, true};
   const CostModel cost;
-  const SimResult r = simulate_continuous(timed, options, cost);
-  for (const StepSample& s : r.steps)
-    EXPECT_LE(s.decode_rows + s.prefill_rows, std::max(16, s.decode_rows + s.prefill_rows > 16
-                                                               ? static_cast<int>((20 - 7) / 0.05)
-                                                               : 16))
-        << "the budget never exceeds what the SLO leaves before attention";
-  const SimResult plain = simulate_continuous(timed, {options.scheduler, 4096, 16, 4096, 0}, cost);
-  double worst = 0, worst_plain = 0;
-  for (const auto& s : r.steps) worst = std::max(worst, s.time_ms);
-  for (const auto& s : plain.steps) worst_plain = std::max(worst_plain, s.time_ms);
-  EXPECT_LT(worst, worst_plain) << "big prefill chunks make the slowest steps";
+  const SimResult plain = simulate_continuous(timed, options, cost);
+  options.step_slo_ms = 15;
+  const SimResult capped = simulate_continuous(timed, options, cost);
+  auto over = [](const SimResult& r) {
+    int n = 0, most = 0;
+    for (const auto& s : r.steps) {
+      n += s.time_ms > 15 ? 1 : 0;
+      most = std::max(most, s.running);
+    }
+    return std::pair(n, most);
+  };
+  const auto [plain_over, plain_most] = over(plain);
+  const auto [capped_over, capped_most] = over(capped);
+  EXPECT_GT(plain_over, 100) << "without the threshold many steps take longer than 15 ms";
+  EXPECT_LT(capped_over * 5, plain_over) << "with it, few do (a prefill chunk's attention is not "
+                                            "in the estimate)";
+  EXPECT_LT(capped_most, plain_most) << "the batch stops growing at the SLO";
+  EXPECT_EQ(capped.timings.size(), timed.size());
+  EXPECT_EQ(capped.rows, capped.useful_rows);
 }
 
 }  // namespace

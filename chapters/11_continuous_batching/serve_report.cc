@@ -1,0 +1,104 @@
+#include "chapters/11_continuous_batching/serve_report.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "chapters/10_paged_attention/workload.h"
+
+namespace book::serve::stage {
+
+std::vector<TimedRequest> workload(const StageOptions& o, double rate) {
+  kv::WorkloadOptions w;  // the vLLM paper's ShareGPT-like shape (chapter 10)
+  w.requests = o.requests;
+  w.seed = static_cast<std::uint64_t>(o.seed);
+  return with_arrivals(kv::make_workload(w),
+                       {rate, o.gamma_shape, static_cast<std::uint64_t>(o.seed) + 1});
+}
+
+Table summary_table() {
+  return Table({"system", "req/s", "out tok/s", "goodput req/s", "SLO met", "TTFT P50 ms",
+                "TTFT P99 ms", "TPOT P50 ms", "TPOT P99 ms", "ITL P99 ms", "E2E P50 s", "E2E P99 s",
+                "rows run / useful", "preempted"});
+}
+
+ServingSummary add_summary(Table& table, const std::string& label, const SimResult& result,
+                           const Slo& slo) {
+  const ServingSummary s = summarize(result.timings, slo);
+  table.add_row({label, fixed(s.requests_per_s, 2), fixed(s.tokens_per_s, 0), fixed(s.goodput, 2),
+                 fixed(100 * s.slo_attained, 1) + "%", fixed(s.ttft_p50, 0), fixed(s.ttft_p99, 0),
+                 fixed(s.tpot_p50, 1), fixed(s.tpot_p99, 1),
+                 fixed(inter_token_percentile(result, 99), 1), fixed(s.e2e_p50 / 1000, 2),
+                 fixed(s.e2e_p99 / 1000, 2),
+                 fixed(static_cast<double>(result.rows) / result.useful_rows, 3),
+                 std::to_string(result.preemptions)});
+  return s;
+}
+
+ContinuousOptions continuous_options(const StageOptions& o, int max_running, int token_budget) {
+  ContinuousOptions c;
+  c.scheduler = {max_running, token_budget, true};
+  c.kv_blocks = o.kv_blocks;
+  c.max_positions = 2048;
+  return c;
+}
+
+std::string plot_steps(const SimResult& continuous, const SimResult& fixed_batches, int steps,
+                       int top, const std::string& dir) {
+  Table csv({"step", "c_decode", "c_prefill", "s_decode", "s_padding", "s_prefill"});
+  for (int i = 0; i < steps; ++i) {
+    auto cell = [&](const SimResult& r, auto field) {
+      return i < static_cast<int>(r.steps.size()) ? std::to_string(field(r.steps[i])) : "NaN";
+    };
+    csv.add_row({std::to_string(i + 1),
+                 cell(continuous, [](const StepSample& s) { return s.decode_rows; }),
+                 cell(continuous, [](const StepSample& s) { return s.prefill_rows; }),
+                 cell(fixed_batches, [](const StepSample& s) { return s.decode_rows; }),
+                 cell(fixed_batches, [](const StepSample& s) { return s.padding_rows; }),
+                 cell(fixed_batches, [](const StepSample& s) { return s.prefill_rows; })});
+  }
+  const std::string data = dir + "/ch11_steps.csv", png = dir + "/ch11_steps.png";
+  csv.write_csv(data);
+  const std::string script =
+      "set terminal pngcairo size 900,560; set output '" + png +
+      "'; set datafile separator ','; set datafile missing 'NaN'; set multiplot layout 2,1;"
+      " set style fill solid 1 noborder; set boxwidth 1; set key outside right;"
+      " set ylabel 'rows in the step'; set yrange [0:" +
+      std::to_string(top) +
+      "];"
+      " set title 'continuous batching: every step full of decodes, prompts chunked in beside "
+      "them';"
+      " plot '" +
+      data +
+      "' u 1:(\\$2+\\$3) skip 1 w boxes lc rgb '#ff7f0e' t 'prefill rows',"
+      " '' u 1:2 skip 1 w boxes lc rgb '#1f77b4' t 'decode rows';"
+      " set title 'static batching: a batch decodes until its longest member, finished ones pad';"
+      " set xlabel 'model step (prefill steps clipped)';"
+      " plot '' u 1:(\\$4+\\$5+\\$6) skip 1 w boxes lc rgb '#ff7f0e' t 'prefill rows',"
+      " '' u 1:(\\$4+\\$5) skip 1 w boxes lc rgb '#bbbbbb' t 'padding rows',"
+      " '' u 1:4 skip 1 w boxes lc rgb '#1f77b4' t 'decode rows'; unset multiplot";
+  const std::string command = "gnuplot -e \"" + script + "\" 2>/dev/null";
+  if (std::system(command.c_str()) != 0)
+    return data + " (plot skipped: gnuplot not found; apt-get install gnuplot-nox)";
+  return data + ", " + png;
+}
+
+std::string plot_rates(const std::string& csv, const std::string& dir) {
+  const std::string png = dir + "/ch11_latency_vs_rate.png";
+  const std::string script =
+      "set terminal pngcairo size 900,500; set output '" + png +
+      "'; set datafile separator ','; set logscale xy; set key top left;"
+      " set xlabel 'request rate (requests/s, Poisson)'; set ylabel 'end-to-end latency (s)';"
+      " set title 'latency vs load (simulated clock, 7B-like cost model)';"
+      " plot '" +
+      csv +
+      "' u 1:2 skip 1 w lp lw 2 lc rgb '#d62728' t 'static P99',"
+      " '' u 1:3 skip 1 w lp dt 2 lc rgb '#d62728' t 'static P50',"
+      " '' u 1:4 skip 1 w lp lw 2 lc rgb '#1f77b4' t 'continuous P99',"
+      " '' u 1:5 skip 1 w lp dt 2 lc rgb '#1f77b4' t 'continuous P50'";
+  const std::string command = "gnuplot -e \"" + script + "\" 2>/dev/null";
+  if (std::system(command.c_str()) != 0)
+    return csv + " (plot skipped: gnuplot not found; apt-get install gnuplot-nox)";
+  return csv + ", " + png;
+}
+
+}  // namespace book::serve::stage
