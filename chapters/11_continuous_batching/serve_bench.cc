@@ -75,7 +75,7 @@ int body(int argc, char** argv) {
             << fixed(slo.ttft_ms, 0) << " ms and TPOT <= " << fixed(slo.tpot_ms, 0) << " ms.\n\n";
 
   // 1. The peers on one workload: offline (everything at t = 0) and online (Poisson).
-  const auto offline = workload(o, 1e9);
+  const auto offline = workload(o, 0);
   const auto online = workload(o, o.rate);
   Table peers = summary_table();
   const SimResult one = simulate_static(offline, 1, cost);
@@ -203,7 +203,7 @@ int body(int argc, char** argv) {
   std::cout << "## End-to-end latency vs request rate (s)\n\n" << rates.markdown() << "\n";
   rates.write_csv(dir + "/ch11_rates.csv");
   std::cout << "Wrote " << plot_rates(dir + "/ch11_rates.csv", dir) << "\n";
-  std::cout << "Wrote " << plot_steps(cont_online, static_online, 400, o.token_budget, dir)
+  std::cout << "Wrote " << plot_steps(continuous, fixed_batches, 600, 2 * o.max_batch, dir)
             << "\n\n";
 
   // The tour's headline lines.

@@ -11,8 +11,11 @@ std::vector<TimedRequest> workload(const StageOptions& o, double rate) {
   kv::WorkloadOptions w;  // the vLLM paper's ShareGPT-like shape (chapter 10)
   w.requests = o.requests;
   w.seed = static_cast<std::uint64_t>(o.seed);
-  return with_arrivals(kv::make_workload(w),
-                       {rate, o.gamma_shape, static_cast<std::uint64_t>(o.seed) + 1});
+  auto requests = with_arrivals(kv::make_workload(w), {rate > 0 ? rate : 1, o.gamma_shape,
+                                                       static_cast<std::uint64_t>(o.seed) + 1});
+  if (rate <= 0)
+    for (auto& r : requests) r.arrival_ms = 0;  // offline: every request there at t = 0
+  return requests;
 }
 
 Table summary_table() {
@@ -61,7 +64,7 @@ std::string plot_steps(const SimResult& continuous, const SimResult& fixed_batch
   const std::string script =
       "set terminal pngcairo size 900,560; set output '" + png +
       "'; set datafile separator ','; set datafile missing 'NaN'; set multiplot layout 2,1;"
-      " set style fill solid 1 noborder; set boxwidth 1; set key outside right;"
+      " set style fill solid 1 noborder; set key outside right;"
       " set ylabel 'rows in the step'; set yrange [0:" +
       std::to_string(top) +
       "];"
@@ -69,13 +72,13 @@ std::string plot_steps(const SimResult& continuous, const SimResult& fixed_batch
       "them';"
       " plot '" +
       data +
-      "' u 1:(\\$2+\\$3) skip 1 w boxes lc rgb '#ff7f0e' t 'prefill rows',"
-      " '' u 1:2 skip 1 w boxes lc rgb '#1f77b4' t 'decode rows';"
-      " set title 'static batching: a batch decodes until its longest member, finished ones pad';"
+      "' u 1:(\\$2+\\$3) skip 1 w impulses lc rgb '#ff7f0e' t 'prefill rows',"
+      " '' u 1:2 skip 1 w filledcurves x1 lc rgb '#1f77b4' t 'decode rows';"
+      " set title 'static: the batch decodes until its longest member is done; finished members pad';"
       " set xlabel 'model step (prefill steps clipped)';"
-      " plot '' u 1:(\\$4+\\$5+\\$6) skip 1 w boxes lc rgb '#ff7f0e' t 'prefill rows',"
-      " '' u 1:(\\$4+\\$5) skip 1 w boxes lc rgb '#bbbbbb' t 'padding rows',"
-      " '' u 1:4 skip 1 w boxes lc rgb '#1f77b4' t 'decode rows'; unset multiplot";
+      " plot '' u 1:(\\$4+\\$5+\\$6) skip 1 w impulses lc rgb '#ff7f0e' t 'prefill rows',"
+      " '' u 1:(\\$4+\\$5) skip 1 w filledcurves x1 lc rgb '#bbbbbb' t 'padding rows',"
+      " '' u 1:4 skip 1 w filledcurves x1 lc rgb '#1f77b4' t 'decode rows'; unset multiplot";
   const std::string command = "gnuplot -e \"" + script + "\" 2>/dev/null";
   if (std::system(command.c_str()) != 0)
     return data + " (plot skipped: gnuplot not found; apt-get install gnuplot-nox)";

@@ -28,7 +28,8 @@ struct StageOptions {
   double slo_tpot_ms = 15;    ///< the SLO's time per output token
 };
 
-/// The requests of `o` at `rate` (chapter 10's default lengths, context 2048).
+/// The requests of `o` at `rate` requests/s (chapter 10's default lengths, context 2048); rate 0:
+/// offline, every request at t = 0.
 std::vector<TimedRequest> workload(const StageOptions& o, double rate);
 
 /// One line per run: the system, throughput, goodput and latency percentiles.
