@@ -68,13 +68,13 @@ std::string plot_steps(const SimResult& continuous, const SimResult& fixed_batch
       " set ylabel 'rows in the step'; set yrange [0:" +
       std::to_string(top) +
       "];"
-      " set title 'continuous batching: every step full of decodes, prompts chunked in beside "
-      "them';"
+      " set title 'continuous (all requests at t = 0): a finished request''s slot refills at once';"
       " plot '" +
       data +
       "' u 1:(\\$2+\\$3) skip 1 w impulses lc rgb '#ff7f0e' t 'prefill rows',"
       " '' u 1:2 skip 1 w filledcurves x1 lc rgb '#1f77b4' t 'decode rows';"
-      " set title 'static: the batch decodes until its longest member is done; finished members pad';"
+      " set title 'static: the batch decodes until its longest member is done; finished members "
+      "pad';"
       " set xlabel 'model step (prefill steps clipped)';"
       " plot '' u 1:(\\$4+\\$5+\\$6) skip 1 w impulses lc rgb '#ff7f0e' t 'prefill rows',"
       " '' u 1:(\\$4+\\$5) skip 1 w filledcurves x1 lc rgb '#bbbbbb' t 'padding rows',"
