@@ -34,12 +34,12 @@ enum class FinishReason {
 
 /// A finished request.
 struct Completion {
-  RequestId id = 0;
-  std::vector<int> tokens;  ///< the generated tokens, in order
-  FinishReason reason = FinishReason::kLength;
-  int preemptions = 0;       ///< times it was evicted and recomputed
-  int first_token_step = 0;  ///< the step (1-based) that sampled its first token
-  int finish_step = 0;       ///< the step that sampled its last token
+  RequestId id = 0;                             ///< the request
+  std::vector<int> tokens;                      ///< the generated tokens, in order
+  FinishReason reason = FinishReason::kLength;  ///< why it stopped
+  int preemptions = 0;                          ///< times it was evicted and recomputed
+  int first_token_step = 0;                     ///< the step (1-based) that sampled its first token
+  int finish_step = 0;                          ///< the step that sampled its last token
 };
 
 /// What one step did: the batch composition the step-trace picture draws.

@@ -33,15 +33,21 @@ double percentile(std::vector<double> values, double p);
 
 /// What a run measured.
 struct ServingSummary {
-  int requests = 0;                                 ///< served
-  double duration_s = 0;                            ///< first arrival to last finish
-  double requests_per_s = 0;                        ///< requests / duration
-  double tokens_per_s = 0;                          ///< output tokens / duration
-  double goodput = 0;                               ///< requests meeting the SLO, per second
-  double slo_attained = 0;                          ///< fraction of requests meeting the SLO
-  double ttft_p50 = 0, ttft_p90 = 0, ttft_p99 = 0;  ///< ms
-  double tpot_p50 = 0, tpot_p90 = 0, tpot_p99 = 0;  ///< ms (requests of > 1 token)
-  double e2e_p50 = 0, e2e_p90 = 0, e2e_p99 = 0;     ///< ms
+  int requests = 0;           ///< served
+  double duration_s = 0;      ///< first arrival to last finish
+  double requests_per_s = 0;  ///< requests / duration
+  double tokens_per_s = 0;    ///< output tokens / duration
+  double goodput = 0;         ///< requests meeting the SLO, per second
+  double slo_attained = 0;    ///< fraction of requests meeting the SLO
+  double ttft_p50 = 0;        ///< time to first token, P50, ms
+  double ttft_p90 = 0;        ///< time to first token, P90, ms
+  double ttft_p99 = 0;        ///< time to first token, P99, ms
+  double tpot_p50 = 0;        ///< time per output token, P50, ms (requests of > 1 token)
+  double tpot_p90 = 0;        ///< time per output token, P90, ms
+  double tpot_p99 = 0;        ///< time per output token, P99, ms
+  double e2e_p50 = 0;         ///< end-to-end latency, P50, ms
+  double e2e_p90 = 0;         ///< end-to-end latency, P90, ms
+  double e2e_p99 = 0;         ///< end-to-end latency, P99, ms
 };
 
 /// The summary of `timings` under `slo`. Throws book::Error if timings is empty or a timing is

@@ -19,7 +19,7 @@ using RequestId = kv::SequenceId;
 
 /// One request as the scheduler sees it.
 struct Sequence {
-  RequestId id = 0;
+  RequestId id = 0;  ///< its name
   /// Everything the request has: its prompt, then every token sampled so far. While it runs,
   /// the BlockManager holds tokens[0, length) where length = tokens.size() during prefill and
   /// tokens.size() − 1 during decode (the last sampled token is run by the next step).
@@ -55,7 +55,7 @@ struct SchedulerState {
 
 /// One request's share of a step: model positions [start, start + count) of its tokens.
 struct ScheduledChunk {
-  RequestId id = 0;
+  RequestId id = 0;      ///< the request
   int start = 0;         ///< first position run (tokens already in the cache)
   int count = 0;         ///< positions run this step
   bool samples = false;  ///< the chunk reaches the request's last token: sample the next one
