@@ -169,35 +169,5 @@ EXERCISE_TEST("serve.schedule_step", Engine, StopTokensMaxTokensAndStreaming) {
   EXPECT_EQ(server.blocks.num_used_blocks(), 0) << "finished requests free their blocks";
 }
 
-EXERCISE_TEST("serve.schedule_step", Engine, BadRequestsAndMismatchedPartsAreErrors) {
-  Server server(8, 4, {2, 8, true});
-  GenerationRequest r;
-  r.prompt = {1, 2, 3};
-  r.prompt[1] = 50;
-  expect_error([&] { server.engine.submit(r); }, {"prompt token 50", "vocabulary [0, 50)"});
-  r.prompt = {1, 2, 3};
-  r.stop_tokens = {-1};
-  expect_error([&] { server.engine.submit(r); }, {"stop token -1"});
-  r.stop_tokens = {};
-  r.max_tokens = 40;  // 42 positions > 8 blocks of 4
-  expect_error([&] { server.engine.submit(r); }, {"needs 11 KV blocks", "could never run"});
-  r.max_tokens = 4;
-  r.sampling.top_p = 0;
-  expect_error([&] { server.engine.submit(r); }, {"top_p", "(0, 1]"});
-  kv::BlockManager other(9, 4, false);
-  expect_error(
-      [&] {
-        Engine(server.runner, other, {2, 8, true});
-      },
-      {"9 blocks of 4", "cache 8 of 4"});
-  kv::BlockManager same(8, 4, false);
-  expect_error(
-      [&] {
-        Engine(server.runner, same, {2, 16, true});
-      },
-      {"8 rows per step", "budget of 16"});
-  EXPECT_FALSE(server.engine.has_work()) << "refused requests never entered the queue";
-}
-
 }  // namespace
 }  // namespace book::serve

@@ -286,22 +286,5 @@ EXERCISE_TEST("serve.schedule_step", SchedulerFuzz, NoRequestLostDuplicatedOrReo
   EXPECT_GT(finished_total, 200) << "most requests fit the tiny caches";
 }
 
-EXERCISE_TEST("serve.schedule_step", SchedulerFuzz, RequestsThatCouldNeverRunAreRefusedUpFront) {
-  kv::BlockManager blocks(4, 4, false);  // 16 slots
-  Scheduler scheduler(blocks, {2, 8, true}, 64);
-  expect_error([&] { scheduler.add(std::vector<int>(10, 1), 8); },
-               {"needs 5 KV blocks", "whole cache of 4 blocks", "could never run"});
-  expect_error([&] { scheduler.add(std::vector<int>(60, 1), 6); },
-               {"65 positions", "context of 64"});
-  expect_error([&] { scheduler.add({}, 3); }, "prompt is empty");
-  expect_error([&] { scheduler.add({1}, 0); }, {"max_tokens", "0"});
-  kv::BlockManager roomy(64, 4, false);
-  Scheduler unchunked(roomy, {2, 8, false}, 64);
-  expect_error([&] { unchunked.add(std::vector<int>(6, 1), 4); },
-               {"without chunked prefill", "9 positions", "token budget of 8"});
-  EXPECT_EQ(scheduler.add(std::vector<int>(9, 1), 8), 0) << "16 positions fit 4 blocks of 4";
-  EXPECT_FALSE(scheduler.state().waiting.empty());
-}
-
 }  // namespace
 }  // namespace book::serve
