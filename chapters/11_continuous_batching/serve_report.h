@@ -26,7 +26,25 @@ struct StageOptions {
   int kv_blocks = 4096;       ///< continuous KV blocks of 16 tokens
   double slo_ttft_ms = 2000;  ///< the SLO's time to first token
   double slo_tpot_ms = 15;    ///< the SLO's time per output token
+  std::string checkpoint;     ///< chapter 4's addition checkpoint (chapter 10's BUILD trains it)
 };
+
+/// What serving the trained addition model through the engine gave.
+struct EngineRun {
+  int sums = 0;                  ///< sums served
+  int correct = 0;               ///< answers right, served together (continuous batching)
+  int equal_to_alone = 0;        ///< answers whose tokens equal those served one at a time
+  int steps_continuous = 0;      ///< model steps, continuous batching
+  int steps_one_at_a_time = 0;   ///< model steps, one request at a time
+  int most_running = 0;          ///< the largest batch
+  std::int64_t preemptions = 0;  ///< preemptions (the cache is tight on purpose)
+};
+
+/// Serves `sums` held-out sums with chapter 4's trained addition model from `checkpoint`
+/// through the engine (32 running, 64 rows per step, a cache of 40 blocks of 2 that forces
+/// preemptions), and one at a time; grades the answers. Throws book::Error if the checkpoint is
+/// missing.
+EngineRun run_addition(const std::string& checkpoint, int sums);
 
 /// The requests of `o` at `rate` requests/s (chapter 10's default lengths, context 2048); rate 0:
 /// offline, every request at t = 0.
