@@ -4,8 +4,42 @@
 #include <cstdlib>
 
 #include "chapters/10_paged_attention/workload.h"
+#include "common/flags.h"
 
 namespace book::serve::stage {
+
+StageOptions parse_options(const std::vector<std::string>& arguments) {
+  std::vector<std::string> words = {"serve_bench"};
+  words.insert(words.end(), arguments.begin(), arguments.end());
+  std::vector<char*> argv;
+  for (auto& word : words) argv.push_back(word.data());
+  const int argc = static_cast<int>(argv.size());
+  StageOptions o;
+  Flags flags("serve_bench", "continuous batching vs static batching, throughput vs P99");
+  flags.add("tour", &o.tour, "the tour's quick run (300 requests, fewer sweep points)");
+  flags.add("requests", &o.requests, "requests in the workload").range(10, 100000);
+  flags.add("rate", &o.rate, "requests per second offered to the online runs").range(0.01, 1e6);
+  flags.add("gamma-shape", &o.gamma_shape, "arrival gaps ~ Gamma(shape): 1 is Poisson, < 1 bursty")
+      .range(0.01, 100);
+  flags.add("seed", &o.seed, "the workload's seed").range(0, 1000000000);
+  flags.add("max-batch", &o.max_batch, "static batch size and continuous max running")
+      .range(1, 4096);
+  flags.add("token-budget", &o.token_budget, "continuous batching's tokens per step")
+      .range(1, 1 << 20);
+  flags.add("kv-blocks", &o.kv_blocks, "KV blocks of 16 tokens (4096 ≈ 32 GB at 7B)")
+      .range(128, 1 << 24);
+  flags.add("slo-ttft-ms", &o.slo_ttft_ms, "the SLO's time to first token").range(1, 1e9);
+  flags.add("slo-tpot-ms", &o.slo_tpot_ms, "the SLO's time per output token").range(1, 1e9);
+  flags.add("checkpoint", &o.checkpoint,
+            "chapter 4's addition checkpoint (default: the one chapter 10's BUILD trains)");
+  flags.parse(argc, argv.data());
+  if (o.tour) o.requests = std::min(o.requests, 300);
+  if (o.token_budget < o.max_batch)
+    throw UsageError("--token-budget (" + std::to_string(o.token_budget) +
+                     ") must be >= --max-batch (" + std::to_string(o.max_batch) +
+                     "): every running request decodes each step");
+  return o;
+}
 
 std::vector<TimedRequest> workload(const StageOptions& o, double rate) {
   kv::WorkloadOptions w;  // the vLLM paper's ShareGPT-like shape (chapter 10)

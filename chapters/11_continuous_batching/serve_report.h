@@ -29,6 +29,11 @@ struct StageOptions {
   std::string checkpoint;     ///< chapter 4's addition checkpoint (chapter 10's BUILD trains it)
 };
 
+/// Parses the stage's command line (the arguments after the program's name) with book::Flags;
+/// checkpoint stays empty unless given. Throws book::UsageError for a bad command line
+/// (--token-budget below --max-batch included), book::HelpRequested for --help.
+StageOptions parse_options(const std::vector<std::string>& arguments);
+
 /// What serving the trained addition model through the engine gave.
 struct EngineRun {
   int sums = 0;                  ///< sums served
