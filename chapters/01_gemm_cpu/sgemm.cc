@@ -26,18 +26,37 @@ int sgemm_threads() { return g_threads; }
 
 namespace {
 
-// The bytes a row-major rows×cols matrix with leading dimension ld spans: [first, last).
-struct Extent {
-  std::uintptr_t first, last;
+// The elements a row-major rows×cols matrix with leading dimension ld (>= cols) occupies: rows
+// runs of cols floats, ld apart, in increasing address order.
+struct Storage {
+  std::uintptr_t first;  // byte address of element (0, 0)
+  int rows, cols, ld;
+  std::uintptr_t row_begin(int i) const { return first + std::uintptr_t(i) * ld * sizeof(float); }
+  std::uintptr_t row_end(int i) const {
+    return row_begin(i) + std::uintptr_t(cols) * sizeof(float);
+  }
 };
 
-Extent extent_of(const float* p, int rows, int cols, int ld) {
-  const auto first = reinterpret_cast<std::uintptr_t>(p);
-  const std::size_t elements = static_cast<std::size_t>(rows - 1) * ld + cols;
-  return {first, first + elements * sizeof(float)};
+Storage storage_of(const float* p, int rows, int cols, int ld) {
+  return {reinterpret_cast<std::uintptr_t>(p), rows, cols, ld};
 }
 
-bool overlap(Extent x, Extent y) { return x.first < y.last && y.first < x.last; }
+// Whether x and y share a byte. The whole spans decide most calls; where they overlap (two
+// matrices interleaved in the columns of one padded buffer, say), each row run of x is compared
+// with the one run of y that could meet it: y's runs are disjoint and increasing, so the last run
+// starting before x's run ends is the only candidate. O(x.rows), exact.
+bool overlap(const Storage& x, const Storage& y) {
+  if (!(x.first < y.row_end(y.rows - 1) && y.first < x.row_end(x.rows - 1))) return false;
+  const std::uintptr_t y_stride = std::uintptr_t(y.ld) * sizeof(float);
+  for (int i = 0; i < x.rows; ++i) {
+    const std::uintptr_t begin = x.row_begin(i), end = x.row_end(i);
+    if (end <= y.first) continue;  // before all of y
+    const std::uintptr_t candidate =
+        std::min<std::uintptr_t>((end - 1 - y.first) / y_stride, std::uintptr_t(y.rows - 1));
+    if (y.row_end(int(candidate)) > begin) return true;
+  }
+  return false;
+}
 
 // C = beta * C without reading A or B (BLAS: k == 0 or alpha == 0). beta == 0 writes zeros
 // without reading C, so NaN in C does not survive, as everywhere else in sgemm.
@@ -82,13 +101,14 @@ void sgemm(Transpose trans_a, Transpose trans_b, int m, int n, int k, float alph
   }
   const bool ta = trans_a == Transpose::kYes, tb = trans_b == Transpose::kYes;
   check_gemm_args("sgemm", m, n, k, a, lda, ta ? m : k, b, ldb, tb ? k : n, c, ldc);
-  // C is written block by block while A and B are still being read: storage shared with either
-  // gives a silently wrong product once k spans more than one block, so it is refused.
-  const Extent c_bytes = extent_of(c, m, n, ldc);
-  BOOK_CHECK(!overlap(c_bytes, extent_of(a, ta ? k : m, ta ? m : k, lda)),
+  // C is written block by block while A and B are still being read: an element shared with
+  // either gives a silently wrong product once k spans more than one block, so it is refused.
+  // Matrices that only interleave (different columns of one padded buffer) share none.
+  const Storage c_storage = storage_of(c, m, n, ldc);
+  BOOK_CHECK(!overlap(c_storage, storage_of(a, ta ? k : m, ta ? m : k, lda)),
              "sgemm: C (m×n = " << m << "×" << n << ", ldc=" << ldc
                                 << ") overlaps A in memory; write C into its own buffer");
-  BOOK_CHECK(!overlap(c_bytes, extent_of(b, tb ? n : k, tb ? k : n, ldb)),
+  BOOK_CHECK(!overlap(c_storage, storage_of(b, tb ? n : k, tb ? k : n, ldb)),
              "sgemm: C (m×n = " << m << "×" << n << ", ldc=" << ldc
                                 << ") overlaps B in memory; write C into its own buffer");
   // A transposed operand is the same memory read with its strides swapped; packing absorbs it.

@@ -8,24 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "chapters/10_paged_attention/kv_options.h"
 #include "chapters/10_paged_attention/replay.h"
 #include "chapters/10_paged_attention/workload.h"
 #include "common/table.h"
 
 namespace book::kv::stage {
-
-/// The stage's command line.
-struct StageOptions {
-  bool tour = false;                   ///< the tour's quick run
-  int requests = 600;                  ///< requests in the replay
-  std::int64_t budget_tokens = 16384;  ///< KV slots of the replay
-  int max_len = 2048;                  ///< the replayed model's context
-  int block_size = 16;                 ///< the paged server's block size
-  std::uint64_t seed = 10;             ///< the workload's seed
-  int system_prompts = 4;              ///< shared system prompts in the prefix-cache workload
-  int system_prompt_tokens = 600;      ///< their length
-  std::string checkpoint;              ///< the addition checkpoint (default: the BUILD's)
-};
 
 /// KV bytes per token for chapter 4's model and for real models (the formula, counted).
 Table kv_cost_table();

@@ -96,6 +96,39 @@ TEST(SgemmBlas, CSharingMemoryWithAOrBIsRefused) {
   for (int i = 0; i < 6; ++i) EXPECT_EQ(one[10 + i], 2 * av[i]) << "C = 2 * A * I, element " << i;
 }
 
+TEST(SgemmBlas, MatricesInterleavedInOnePaddedBufferAreAcceptedAndRight) {
+  // One 40×24 buffer (ld 24): A (40×7) in columns 0-6, B^T (8×7, rows 0-7) in columns 7-13 and
+  // C (40×8) in columns 16-23: C = A·B with m = 40, k = 7, n = 8.
+  // Their spans overlap; no element is shared, so sgemm must accept it and be right.
+  const int m = 40, n = 8, k = 7, ld = 24;
+  Rng rng(2411);
+  std::vector<float> buffer = random_matrix(rng, m, ld);
+  float* a = buffer.data();
+  float* bt = buffer.data() + 7;
+  float* c = buffer.data() + 16;
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) c[std::size_t(i) * ld + j] = kNaN;
+  const auto before = buffer;
+  sgemm(kNo, kYes, m, n, k, 1, a, ld, bt, ld, 0, c, ld);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < ld; ++j) {
+      const std::size_t at = std::size_t(i) * ld + j;
+      if (j < 16) {
+        ASSERT_EQ(buffer[at], before[at]) << "sgemm wrote outside C, at row " << i << " col " << j;
+        continue;
+      }
+      double expected = 0;
+      for (int p = 0; p < k; ++p)
+        expected += double(before[std::size_t(i) * ld + p]) *
+                    double(before[std::size_t(j - 16) * ld + 7 + p]);
+      ASSERT_NEAR(buffer[at], expected, 1e-4) << "C(" << i << "," << j - 16 << ")";
+    }
+  // C moved to columns 13-20 shares B^T's column 13 in rows 0-7: refused. (Columns 14-21
+  // would share nothing, and are accepted above for 16-23 by the same exact check.)
+  expect_error([&] { sgemm(kNo, kYes, m, n, k, 1, a, ld, bt, ld, 0, buffer.data() + 13, ld); },
+               "overlaps B in memory");
+}
+
 TEST(SgemmBlas, ATransposeOutOfRangeAndNegativeSizesAreRefused) {
   std::vector<float> a(16, 1.0f), b(16, 1.0f), c(16, kNaN);
   const auto bad = static_cast<Transpose>(2);

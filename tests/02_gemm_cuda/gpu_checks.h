@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "chapters/02_gemm_cuda/kernels.h"
 #include "chapters/02_gemm_cuda/runners.h"
+#include "common/cuda.h"
 
 namespace book::gemm_cuda::testing {
 
@@ -50,6 +52,54 @@ inline void expect_rung_correct(const std::string& name,
                              << result.bad << " wrong elements; first: " << result.first
                              << "; pattern: " << result.pattern;
   }
+}
+
+// Without a GPU a kernel cannot be checked, but an untouched stub can still be told from a
+// started exercise: a stub throws NotImplemented right after check_gemm_args, before any CUDA
+// call. So the launcher is called once on a 1 × 1 × 1 problem whose "device" pointers are host
+// scalars (harmless to read or write if a launcher did): a stub's NotImplemented propagates and
+// the graded test reads "not started" (exit status 1, never PASSED); a started launcher fails at
+// its first CUDA call or returns, and the test is skipped as needing a GPU.
+// `launch` has Rung::run's signature.
+template <typename Launch>
+void probe_stub_without_gpu(Launch launch) {
+  const float a = 1, b = 1;  // wide enough for a BF16 rung's one element too
+  float c = 0;
+  try {
+    launch(static_cast<const void*>(&a), static_cast<const void*>(&b), &c, GemmShape{1, 1, 1},
+           cudaStream_t{});
+  } catch (const NotImplemented&) {
+    throw;
+  } catch (...) {
+  }
+}
+
+}  // namespace book::gemm_cuda::testing
+
+/// First statement of a graded GPU test: with no GPU, an untouched stub is reported "not started"
+/// (the NotImplemented of `launch`, a callable with Rung::run's signature, propagates); a started
+/// exercise is skipped as needing a GPU.
+#define BOOK_REQUIRE_GPU_FOR_EXERCISE(launch)                     \
+  do {                                                            \
+    if (::book::cuda::device_count() == 0)                        \
+      ::book::gemm_cuda::testing::probe_stub_without_gpu(launch); \
+    BOOK_REQUIRE_GPU();                                           \
+  } while (false)
+
+namespace book::gemm_cuda::testing {
+
+// Rung::run-shaped callers of the three exercise launchers, for BOOK_REQUIRE_GPU_FOR_EXERCISE.
+inline void launch_shared_tile(const void* a, const void* b, float* c, GemmShape s,
+                               cudaStream_t stream) {
+  sgemm_shared_tile(static_cast<const float*>(a), static_cast<const float*>(b), c, s, stream);
+}
+inline void launch_register_2d(const void* a, const void* b, float* c, GemmShape s,
+                               cudaStream_t stream) {
+  sgemm_register_2d(static_cast<const float*>(a), static_cast<const float*>(b), c, s, stream);
+}
+inline void launch_wmma(const void* a, const void* b, float* c, GemmShape s, cudaStream_t stream) {
+  gemm_bf16_wmma(static_cast<const __nv_bfloat16*>(a), static_cast<const __nv_bfloat16*>(b), c, s,
+                 stream);
 }
 
 }  // namespace book::gemm_cuda::testing

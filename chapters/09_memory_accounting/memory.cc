@@ -1,0 +1,311 @@
+// bazel run //chapters/09_memory_accounting:memory [-- --tour] [--gpu-gib 80]
+//
+// Chapter 9's stage: (1) the book's model, each memory category of a real training step measured
+// by chapter 4's MemoryTracker next to the formula's prediction; (2) the OOM ladder of Llama-2 7B
+// on one GPU, one remedy at a time (the calculator), with the book's measured micro-batch step;
+// (3) a 7B model's memory by category against sequence length and ZeRO stage (the plot's data);
+// (4) MFU against HFU with full recomputation. Tables on stdout, CSV and JSON under results/.
+#include <algorithm>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "chapters/03_collectives/threads.h"
+#include "chapters/04_training_baseline/data.h"
+#include "chapters/06_zero/zero_trainer.h"
+#include "chapters/09_memory_accounting/book_model.h"
+#include "chapters/09_memory_accounting/calc_cli.h"
+#include "chapters/09_memory_accounting/model_states.h"
+#include "chapters/09_memory_accounting/recompute.h"
+#include "common/flags.h"
+#include "common/machine_load.h"
+#include "common/main.h"
+#include "common/table.h"
+
+namespace {
+
+using namespace book;
+using namespace book::mem;
+
+std::string gib(std::uint64_t bytes) { return fixed(static_cast<double>(bytes) / (1u << 30), 2); }
+
+// (1) measured = predicted on chapter 4's Trainer.
+Table measured_table(int steps, bool* all_equal) {
+  Table t({"precision", "micro-batch", "category", "measured B", "predicted B", "equal"});
+  for (DType p : {DType::kF32, DType::kBF16, DType::kF16}) {
+    for (int micro_batch : {8, 32}) {
+      train::TrainOptions o;
+      o.precision = p;
+      o.micro_batch = micro_batch;
+      const MemorySnapshot measured = measure_trainer_memory(o, steps);
+      const MemorySnapshot predicted = predict_trainer_memory(o);
+      for (MemoryCategory c : all_memory_categories()) {
+        const bool equal = measured[c] == predicted[c];
+        *all_equal = *all_equal && equal;
+        t.add_row({dtype_name(p), std::to_string(micro_batch), memory_category_name(c),
+                   std::to_string(measured[c]), std::to_string(predicted[c]),
+                   equal ? "yes" : "NO"});
+      }
+    }
+  }
+  return t;
+}
+
+// (1b) ZeRO stages 0-2 on chapter 6's trainer (thread ranks, one bucket, BF16): the largest rank's
+// model state against the calculator's zero_model_states for the same shape on a DP = N grid.
+Table zero_table(bool* all_equal) {
+  Table t({"stage", "N", "measured B (params/grads/master/optimizer)", "predicted B", "equal"});
+  train::TrainOptions o;
+  o.precision = DType::kBF16;
+  o.micro_batch = 12;
+  for (zero::Stage stage : {zero::Stage::kDdp, zero::Stage::kZero1, zero::Stage::kZero2}) {
+    for (int n : {2, 4}) {
+      zero::ZeroOptions options;
+      options.train = o;
+      options.stage = stage;
+      options.bucket_bytes = std::size_t{1} << 30;  // one bucket: the largest rank owns ⌈Ψ/N⌉
+      std::vector<zero::ModelStateBytes> measured(static_cast<std::size_t>(n));
+      coll::run_ranks(n, [&](coll::Communicator& comm) {
+        MemoryTracker tracker;
+        zero::ZeroTrainer trainer(comm, options, &tracker);
+        trainer.step();
+        measured[static_cast<std::size_t>(comm.rank())] = trainer.measured_model_state();
+      });
+      zero::ModelStateBytes largest;
+      for (const zero::ModelStateBytes& m : measured)
+        if (m.total() > largest.total()) largest = m;
+      Parallelism par;
+      par.dp = n;
+      par.stage = stage;
+      const zero::ModelStateBytes predicted = zero_model_states(preset("book"), par, o.precision);
+      const auto cells = [](const zero::ModelStateBytes& b) {
+        return std::to_string(b.parameters) + "/" + std::to_string(b.gradients) + "/" +
+               std::to_string(b.master_weights) + "/" + std::to_string(b.optimizer_states);
+      };
+      *all_equal = *all_equal && largest == predicted;
+      t.add_row({zero::stage_name(stage), std::to_string(n), cells(largest), cells(predicted),
+                 largest == predicted ? "yes" : "NO"});
+    }
+  }
+  return t;
+}
+
+// Recomputation on chapter 4's blocks: a 4-block model, micro-batch 32, stored activations
+// against the checkpointed backward with one block per segment; the gradients compared bit for bit.
+struct RecomputeResult {
+  std::size_t stored = 0, held = 0;
+  bool gradients_equal = false;
+};
+
+RecomputeResult measure_recompute() {
+  train::Config c;
+  const train::AdditionTask task(3);
+  c.vocab_size = train::AdditionTask::vocab_size();
+  c.context = task.model_context();
+  c.n_layer = 4;
+  const int batch = 32;
+  train::Model<float> model(c, batch);
+  model.init(9);
+  Rng rng(2);
+  const train::Batch data = task.batch(rng, train::Split::kTrain, batch);
+  model.forward(data.tokens.data(), data.targets.data(), batch, data.seq_len);
+  model.backward();
+  const std::vector<float> stored_grads(model.grads().begin(), model.grads().end());
+  MemoryTracker tracker;
+  RecomputeBuffers buffers(c, 1, batch, &tracker);
+  model.zero_grad();
+  model.forward(data.tokens.data(), data.targets.data(), batch, data.seq_len);
+  checkpointed_backward(model, buffers);
+  RecomputeResult r;
+  r.stored = c.n_layer * train::BlockActivations<float>(c, {}, batch, c.context).bytes();
+  r.held = tracker.peak(MemoryCategory::kActivations);
+  r.gradients_equal = std::equal(stored_grads.begin(), stored_grads.end(), model.grads().begin());
+  return r;
+}
+
+struct Rung {
+  std::string remedy;
+  Setup setup;
+};
+
+// (2) Llama-2 7B at 4k tokens on one GPU: every remedy in the order an engineer tries them.
+std::vector<Rung> ladder() {
+  Setup s;
+  s.shape = preset("llama2-7b");
+  s.seq = 4096;
+  s.micro_batch = 8;
+  s.overhead_bytes = std::uint64_t{1} << 30;
+  std::vector<Rung> rungs{{"baseline: bf16 + Adam, micro-batch 8, 1 GPU", s}};
+  s.micro_batch = 1;
+  rungs.push_back({"micro-batch 1 (+ 8 accumulation steps: same global batch)", s});
+  s.recompute = Recompute::kSelective;
+  rungs.push_back({"+ selective recomputation", s});
+  s.recompute = Recompute::kFull;
+  rungs.push_back({"+ full recomputation", s});
+  s.parallel.dp = 8;
+  s.parallel.stage = zero::Stage::kZero1;
+  rungs.push_back({"+ ZeRO-1 over 8 GPUs", s});
+  s.parallel.stage = zero::Stage::kZero3;
+  rungs.push_back({"+ ZeRO-3 over 8 GPUs", s});
+  s.optimizer = Optimizer::kAdam8bit;
+  s.parallel.dp = 1;
+  s.parallel.stage = zero::Stage::kDdp;
+  rungs.push_back({"instead of ZeRO: 8-bit Adam on 1 GPU (full recomputation)", s});
+  return rungs;
+}
+
+Table ladder_table(const std::vector<Rung>& rungs, double gpu_gib) {
+  Table t({"remedy", "params", "grads", "optimizer", "activations", "comm", "overhead", "total GiB",
+           "fits"});
+  for (const Rung& r : rungs) {
+    const Breakdown b = calculate(r.setup);
+    t.add_row({r.remedy, gib(b.parameters), gib(b.gradients), gib(b.optimizer_states()),
+               gib(b.activations), gib(b.communication), gib(b.overhead), gib(b.total()),
+               static_cast<double>(b.total()) <= gpu_gib * (1u << 30) ? "yes" : "no"});
+  }
+  return t;
+}
+
+// (3) a 7B model by category vs sequence length (1 GPU, micro-batch 1) and vs ZeRO stage (8 GPUs,
+// selective recomputation).
+Table sweep_table() {
+  Table t({"sweep", "x", "parameters", "gradients", "optimizer_states", "activations",
+           "communication", "total"});
+  Setup s;
+  s.shape = preset("llama2-7b");
+  const auto add = [&](const std::string& sweep, const std::string& x) {
+    const Breakdown b = calculate(s);
+    t.add_row({sweep, x, gib(b.parameters), gib(b.gradients), gib(b.optimizer_states()),
+               gib(b.activations), gib(b.communication), gib(b.total())});
+  };
+  for (std::int64_t seq : {1024, 2048, 4096, 8192, 16384, 32768}) {
+    s.seq = seq;
+    add("seq", std::to_string(seq));
+  }
+  s.seq = 4096;
+  s.parallel.dp = 8;
+  s.recompute = Recompute::kSelective;
+  for (zero::Stage z :
+       {zero::Stage::kDdp, zero::Stage::kZero1, zero::Stage::kZero2, zero::Stage::kZero3}) {
+    s.parallel.stage = z;
+    add("zero", zero::stage_name(z));
+  }
+  return t;
+}
+
+Table flops_table() {
+  Table t(
+      {"model", "recompute", "model FLOPs/token (MFU)", "hardware FLOPs/token (HFU)", "HFU/MFU"});
+  for (const char* name : {"llama2-7b", "gpt3-175b"}) {
+    const ParameterBreakdown p = parameters_of(preset(name));
+    const double n = static_cast<double>(p.total - p.embedding);  // matmul parameters
+    for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+      const double mfu = model_flops_per_token(n), hfu = hardware_flops_per_token(n, r);
+      t.add_row({name, recompute_name(r), fixed(mfu / 1e9, 1) + "e9", fixed(hfu / 1e9, 1) + "e9",
+                 fixed(hfu / mfu, 3)});
+    }
+  }
+  return t;
+}
+
+int body(int argc, char** argv) {
+  bool tour = false;
+  double gpu_gib = 80;
+  int steps = 1;
+  Flags flags("memory", "chapter 9: training memory measured, predicted, and cut");
+  flags.add("tour", &tour, "print the chapter's headline lines for //:tour");
+  flags.add("gpu-gib", &gpu_gib, "the GPU's memory for the ladder's 'fits' column").range(1, 4096);
+  flags.add("steps", &steps, "training steps per measured configuration").range(1, 100);
+  flags.parse(argc, argv);
+  print_machine_load();
+  if (tour)
+    std::cout << "tour-config: 09 | memory --tour: the chapter's run (6 one-step trainings of the "
+                 "book's model, 6 one-step ZeRO runs on 2 and 4 thread ranks, a recomputed "
+                 "backward, formulas for the rest); the same as without "
+                 "--tour\n";
+
+  std::cout << "# Chapter 9: where training memory goes\n\n## Measured = predicted: chapter 4's "
+               "Trainer, one step, peak bytes per category\n\n";
+  std::cerr << "memory: measuring 6 configurations of the book's model ...\n";
+  bool all_equal = true;
+  const Table measured = measured_table(steps, &all_equal);
+  std::cout << measured.markdown() << "\n";
+
+  // Gradient accumulation on the real trainer: micro-batch 32 vs 8 x 4 (same tokens per step).
+  train::TrainOptions big, small;
+  big.precision = small.precision = DType::kBF16;
+  big.micro_batch = 32;
+  small.micro_batch = 8;
+  small.accumulation = 4;
+  const MemorySnapshot m_big = measure_trainer_memory(big), m_small = measure_trainer_memory(small);
+  std::cout << "measured, book model bf16: micro-batch 32 x 1 -> 8 x 4 (accumulation): "
+            << "activations " << m_big[MemoryCategory::kActivations] << " -> "
+            << m_small[MemoryCategory::kActivations] << " B, peak total " << m_big.total() << " -> "
+            << m_small.total() << " B\n\n";
+
+  std::cerr << "memory: chapter 6's ZeRO trainer at N = 2, 4 ...\n";
+  bool zero_equal = true;
+  const Table zero_measured = zero_table(&zero_equal);
+  std::cout << "## Measured = predicted across ZeRO stages: chapter 6's trainer, BF16, largest "
+               "rank\n\n"
+            << zero_measured.markdown() << "\n";
+
+  const RecomputeResult rec = measure_recompute();
+  std::cout << "measured, 4-block book model, micro-batch 32: the blocks' activations stored "
+            << rec.stored << " B -> recomputed (1 block per segment) " << rec.held
+            << " B; gradients bit for bit: " << (rec.gradients_equal ? "yes" : "NO") << "\n\n";
+
+  const std::vector<Rung> rungs = ladder();
+  const Table lad = ladder_table(rungs, gpu_gib);
+  std::cout << "## The OOM ladder: Llama-2 7B, seq 4096, bf16, one " << gpu_gib
+            << " GiB GPU (calculator)\n\n"
+            << lad.markdown() << "\n";
+  const Table sweep = sweep_table();
+  std::cout << "## Llama-2 7B by category (GiB): seq sweep (1 GPU, micro-batch 1) and ZeRO stage "
+               "(8 GPUs, seq 4096, selective recomputation)\n\n"
+            << sweep.markdown() << "\n";
+  const Table flops = flops_table();
+  std::cout << "## MFU vs HFU\n\n" << flops.markdown() << "\n";
+
+  const std::string dir = results_dir();
+  measured.write_csv(dir + "/ch09_measured.csv");
+  measured.write_json(dir + "/ch09_measured.json");
+  zero_measured.write_csv(dir + "/ch09_zero.csv");
+  lad.write_csv(dir + "/ch09_ladder.csv");
+  lad.write_json(dir + "/ch09_ladder.json");
+  sweep.write_csv(dir + "/ch09_sweep.csv");
+  sweep.write_json(dir + "/ch09_sweep.json");
+  flops.write_csv(dir + "/ch09_flops.csv");
+  std::cout << "wrote " << dir
+            << "/ch09_{measured,ladder,sweep}.{csv,json}, ch09_zero.csv, ch09_flops.csv\n";
+
+  if (tour) {
+    const Breakdown first = calculate(rungs.front().setup), last = calculate(rungs[5].setup);
+    std::cout << "tour: 09 | book model, one step: measured vs predicted bytes, 7 categories x "
+                 "{f32,bf16,f16} x micro-batch {8,32} | equal: "
+              << (all_equal ? "yes" : "NO")
+              << " | the inventory is complete: 16 B/param + activations + workspace\n";
+    std::cout
+        << "tour: 09 | chapter 6's ZeRO trainer, stages 0-2 x N = 2, 4 (bf16): largest rank's "
+           "model state vs calculator | equal: "
+        << (zero_equal ? "yes" : "NO")
+        << " | the calculator's per-rank formula is the trainer's, byte for byte\n";
+    std::cout << "tour: 09 | book model bf16, micro-batch 32 -> 8 x 4 accumulation | activations "
+              << m_big[MemoryCategory::kActivations] << " -> "
+              << m_small[MemoryCategory::kActivations]
+              << " B | gradient accumulation cuts activations by the micro-batch ratio\n";
+    std::cout << "tour: 09 | 4-block model, blocks' activations stored -> full recomputation | "
+              << rec.stored << " -> " << rec.held
+              << " B, gradients equal: " << (rec.gradients_equal ? "yes" : "NO")
+              << " | recomputation trades one extra forward (8N vs 6N FLOPs) for activations\n";
+    std::cout << "tour: 09 | Llama-2 7B seq 4096: baseline mb 8 -> mb 1 + full recompute + "
+                 "ZeRO-3 x8 | "
+              << gib(first.total()) << " -> " << gib(last.total())
+              << " GiB per GPU | the OOM ladder (calculator, Korthikanti 2022 + ZeRO)\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return book::run_main(argc, argv, body); }

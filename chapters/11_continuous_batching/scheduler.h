@@ -1,0 +1,66 @@
+/// @file
+/// The scheduler: requests in, one StepPlan per model step out, on chapter 10's BlockManager.
+///
+/// It owns the SchedulerState and checks every request on arrival, so that no request can stall
+/// the queue forever: one that could never run (longer than the model's context, more blocks than
+/// the whole cache, or a prompt longer than the token budget without chunked prefill) is refused
+/// with a book::Error instead. schedule() is the exercise serve.schedule_step; record() and
+/// finish() apply what the model step produced. The engine (engine.h) drives it with a real
+/// model; the simulator (simulate.h) drives it with a cost model and no model at all.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "chapters/10_paged_attention/block_manager.h"
+#include "chapters/11_continuous_batching/scheduler_state.h"
+
+namespace book::serve {
+
+/// See the file comment.
+class Scheduler {
+ public:
+  /// Schedules into `blocks` (not owned; empty) within `config`, for a model of `max_positions`
+  /// positions. Throws book::Error if the config is invalid or blocks holds sequences.
+  Scheduler(kv::BlockManager& blocks, const SchedulerConfig& config, int max_positions);
+
+  /// Queues a request (at the back of waiting) and returns its id (0, 1, 2, ... in order).
+  /// Throws book::Error, naming the numbers, if the prompt is empty, max_tokens < 1, or the
+  /// request could never run: prompt + max_tokens − 1 positions more than the model's context or
+  /// than the whole cache holds, or (without chunked prefill) than the token budget.
+  RequestId add(std::vector<int> prompt, int max_tokens);
+
+  /// Plans the next step (serve.schedule_step). Throws book::Error if there is work but the plan
+  /// is empty (a scheduler bug: better an error than a hang).
+  StepPlan schedule();
+  /// Applies a step's results: every chunk's positions are now in the cache, and each sampling
+  /// chunk's request gets its token (`sampled` holds them in the plan's order of sampling
+  /// chunks). Throws book::Error if the count differs.
+  void record(const StepPlan& plan, std::span<const int> sampled);
+  /// Removes a finished request (frees its blocks). Throws book::Error if it is not running.
+  void finish(RequestId id);
+
+  /// Changes max_running and the token budget from the next step on (the SLO-driven threshold).
+  /// Throws book::Error if the config would become invalid (check_config), or if without chunked
+  /// prefill the budget would shrink (a queued request might no longer fit).
+  void set_limits(int max_running, int token_budget);
+
+  /// Whether a request is waiting or running.
+  bool has_work() const { return !state_.waiting.empty() || !state_.running.empty(); }
+  const SchedulerState& state() const { return state_; }     ///< queues and sequences
+  const Sequence& sequence(RequestId id) const;              ///< throws book::Error if unknown
+  const SchedulerConfig& config() const { return config_; }  ///< the limits
+  kv::BlockManager& blocks() { return blocks_; }             ///< the KV bookkeeping
+  std::int64_t preemptions() const { return preemptions_; }  ///< since construction
+
+ private:
+  kv::BlockManager& blocks_;
+  SchedulerConfig config_;
+  int max_positions_;
+  SchedulerState state_;
+  RequestId next_id_ = 0;
+  std::int64_t preemptions_ = 0;
+};
+
+}  // namespace book::serve

@@ -1,0 +1,141 @@
+#include "chapters/11_continuous_batching/serve_report.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "chapters/10_paged_attention/workload.h"
+#include "common/flags.h"
+
+namespace book::serve::stage {
+
+StageOptions parse_options(const std::vector<std::string>& arguments) {
+  std::vector<std::string> words = {"serve_bench"};
+  words.insert(words.end(), arguments.begin(), arguments.end());
+  std::vector<char*> argv;
+  for (auto& word : words) argv.push_back(word.data());
+  const int argc = static_cast<int>(argv.size());
+  StageOptions o;
+  Flags flags("serve_bench", "continuous batching vs static batching, throughput vs P99");
+  flags.add("tour", &o.tour, "the tour's quick run (300 requests, fewer sweep points)");
+  flags.add("requests", &o.requests, "requests in the workload").range(10, 100000);
+  flags.add("rate", &o.rate, "requests per second offered to the online runs").range(0.01, 1e6);
+  flags.add("gamma-shape", &o.gamma_shape, "arrival gaps ~ Gamma(shape): 1 is Poisson, < 1 bursty")
+      .range(0.01, 100);
+  flags.add("seed", &o.seed, "the workload's seed").range(0, 1000000000);
+  flags.add("max-batch", &o.max_batch, "static batch size and continuous max running")
+      .range(1, 4096);
+  flags.add("token-budget", &o.token_budget, "continuous batching's tokens per step")
+      .range(1, 1 << 20);
+  flags.add("kv-blocks", &o.kv_blocks, "KV blocks of 16 tokens (4096 ≈ 32 GB at 7B)")
+      .range(128, 1 << 24);
+  flags.add("slo-ttft-ms", &o.slo_ttft_ms, "the SLO's time to first token").range(1, 1e9);
+  flags.add("slo-tpot-ms", &o.slo_tpot_ms, "the SLO's time per output token").range(1, 1e9);
+  flags.add("checkpoint", &o.checkpoint,
+            "chapter 4's addition checkpoint (default: the one chapter 10's BUILD trains)");
+  flags.parse(argc, argv.data());
+  if (o.tour) o.requests = std::min(o.requests, 300);
+  if (o.token_budget < o.max_batch)
+    throw UsageError("--token-budget (" + std::to_string(o.token_budget) +
+                     ") must be >= --max-batch (" + std::to_string(o.max_batch) +
+                     "): every running request decodes each step");
+  return o;
+}
+
+std::vector<TimedRequest> workload(const StageOptions& o, double rate) {
+  kv::WorkloadOptions w;  // the vLLM paper's ShareGPT-like shape (chapter 10)
+  w.requests = o.requests;
+  w.seed = static_cast<std::uint64_t>(o.seed);
+  auto requests = with_arrivals(kv::make_workload(w), {rate > 0 ? rate : 1, o.gamma_shape,
+                                                       static_cast<std::uint64_t>(o.seed) + 1});
+  if (rate <= 0)
+    for (auto& r : requests) r.arrival_ms = 0;  // offline: every request there at t = 0
+  return requests;
+}
+
+Table summary_table() {
+  return Table({"system", "req/s", "out tok/s", "goodput req/s", "SLO met", "TTFT P50 ms",
+                "TTFT P99 ms", "TPOT P50 ms", "TPOT P99 ms", "ITL P99 ms", "E2E P50 s", "E2E P99 s",
+                "rows run / useful", "preempted"});
+}
+
+ServingSummary add_summary(Table& table, const std::string& label, const SimResult& result,
+                           const Slo& slo) {
+  const ServingSummary s = summarize(result.timings, slo);
+  table.add_row({label, fixed(s.requests_per_s, 2), fixed(s.tokens_per_s, 0), fixed(s.goodput, 2),
+                 fixed(100 * s.slo_attained, 1) + "%", fixed(s.ttft_p50, 0), fixed(s.ttft_p99, 0),
+                 fixed(s.tpot_p50, 1), fixed(s.tpot_p99, 1),
+                 fixed(inter_token_percentile(result, 99), 1), fixed(s.e2e_p50 / 1000, 2),
+                 fixed(s.e2e_p99 / 1000, 2),
+                 fixed(static_cast<double>(result.rows) / result.useful_rows, 3),
+                 std::to_string(result.preemptions)});
+  return s;
+}
+
+ContinuousOptions continuous_options(const StageOptions& o, int max_running, int token_budget) {
+  ContinuousOptions c;
+  c.scheduler = {max_running, token_budget, true};
+  c.kv_blocks = o.kv_blocks;
+  c.max_positions = 2048;
+  return c;
+}
+
+std::string plot_steps(const SimResult& continuous, const SimResult& fixed_batches, int steps,
+                       int top, const std::string& dir) {
+  Table csv({"step", "c_decode", "c_prefill", "s_decode", "s_padding", "s_prefill"});
+  for (int i = 0; i < steps; ++i) {
+    auto cell = [&](const SimResult& r, auto field) {
+      return i < static_cast<int>(r.steps.size()) ? std::to_string(field(r.steps[i])) : "NaN";
+    };
+    csv.add_row({std::to_string(i + 1),
+                 cell(continuous, [](const StepSample& s) { return s.decode_rows; }),
+                 cell(continuous, [](const StepSample& s) { return s.prefill_rows; }),
+                 cell(fixed_batches, [](const StepSample& s) { return s.decode_rows; }),
+                 cell(fixed_batches, [](const StepSample& s) { return s.padding_rows; }),
+                 cell(fixed_batches, [](const StepSample& s) { return s.prefill_rows; })});
+  }
+  const std::string data = dir + "/ch11_steps.csv", png = dir + "/ch11_steps.png";
+  csv.write_csv(data);
+  const std::string script =
+      "set terminal pngcairo size 900,560; set output '" + png +
+      "'; set datafile separator ','; set datafile missing 'NaN'; set multiplot layout 2,1;"
+      " set style fill solid 1 noborder; set key outside right;"
+      " set ylabel 'rows in the step'; set yrange [0:" +
+      std::to_string(top) +
+      "];"
+      " set title 'continuous (all requests at t = 0): a finished request''s slot refills at once';"
+      " plot '" +
+      data +
+      "' u 1:(\\$2+\\$3) skip 1 w impulses lc rgb '#ff7f0e' t 'prefill rows',"
+      " '' u 1:2 skip 1 w filledcurves x1 lc rgb '#1f77b4' t 'decode rows';"
+      " set title 'static: the batch decodes until its longest member is done; finished members "
+      "pad';"
+      " set xlabel 'model step (prefill steps clipped)';"
+      " plot '' u 1:(\\$4+\\$5+\\$6) skip 1 w impulses lc rgb '#ff7f0e' t 'prefill rows',"
+      " '' u 1:(\\$4+\\$5) skip 1 w filledcurves x1 lc rgb '#bbbbbb' t 'padding rows',"
+      " '' u 1:4 skip 1 w filledcurves x1 lc rgb '#1f77b4' t 'decode rows'; unset multiplot";
+  const std::string command = "gnuplot -e \"" + script + "\" 2>/dev/null";
+  if (std::system(command.c_str()) != 0)
+    return data + " (plot skipped: gnuplot not found; apt-get install gnuplot-nox)";
+  return data + ", " + png;
+}
+
+std::string plot_rates(const std::string& csv, const std::string& dir) {
+  const std::string png = dir + "/ch11_latency_vs_rate.png";
+  const std::string script =
+      "set terminal pngcairo size 900,500; set output '" + png +
+      "'; set datafile separator ','; set logscale xy; set key top left;"
+      " set xlabel 'request rate (requests/s, Poisson)'; set ylabel 'end-to-end latency (s)';"
+      " set title 'latency vs load (simulated clock, 7B-like cost model)';"
+      " plot '" +
+      csv +
+      "' u 1:2 skip 1 w lp lw 2 lc rgb '#d62728' t 'static P99',"
+      " '' u 1:3 skip 1 w lp dt 2 lc rgb '#d62728' t 'static P50',"
+      " '' u 1:4 skip 1 w lp lw 2 lc rgb '#1f77b4' t 'continuous P99',"
+      " '' u 1:5 skip 1 w lp dt 2 lc rgb '#1f77b4' t 'continuous P50'";
+  const std::string command = "gnuplot -e \"" + script + "\" 2>/dev/null";
+  if (std::system(command.c_str()) != 0)
+    return csv + " (plot skipped: gnuplot not found; apt-get install gnuplot-nox)";
+  return csv + ", " + png;
+}
+
+}  // namespace book::serve::stage

@@ -1,0 +1,74 @@
+/// @file
+/// The serve_bench stage's steps: the workload, the three peers, the sweep, the two P99 fixes,
+/// the latency-vs-rate curve and the step-composition picture, each as a table or a plot.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "chapters/11_continuous_batching/arrivals.h"
+#include "chapters/11_continuous_batching/metrics.h"
+#include "chapters/11_continuous_batching/simulate.h"
+#include "common/table.h"
+
+namespace book::serve::stage {
+
+/// The stage's settings (flags).
+struct StageOptions {
+  bool tour = false;          ///< the tour's short run
+  int requests = 1000;        ///< requests in the workload
+  double rate = 6;            ///< requests per second (Poisson unless gamma_shape != 1)
+  double gamma_shape = 1;     ///< arrival burstiness
+  std::int64_t seed = 10;     ///< the lengths' seed (arrivals use seed + 1)
+  int max_batch = 64;         ///< static batch / continuous max running
+  int token_budget = 512;     ///< continuous tokens per step
+  int kv_blocks = 4096;       ///< continuous KV blocks of 16 tokens
+  double slo_ttft_ms = 2000;  ///< the SLO's time to first token
+  double slo_tpot_ms = 15;    ///< the SLO's time per output token
+  std::string checkpoint;     ///< chapter 4's addition checkpoint (chapter 10's BUILD trains it)
+};
+
+/// Parses the stage's command line (the arguments after the program's name) with book::Flags;
+/// checkpoint stays empty unless given. Throws book::UsageError for a bad command line
+/// (--token-budget below --max-batch included), book::HelpRequested for --help.
+StageOptions parse_options(const std::vector<std::string>& arguments);
+
+/// What serving the trained addition model through the engine gave.
+struct EngineRun {
+  int sums = 0;                  ///< sums served
+  int correct = 0;               ///< answers right, served together (continuous batching)
+  int equal_to_alone = 0;        ///< answers whose tokens equal those served one at a time
+  int steps_continuous = 0;      ///< model steps, continuous batching
+  int steps_one_at_a_time = 0;   ///< model steps, one request at a time
+  int most_running = 0;          ///< the largest batch
+  std::int64_t preemptions = 0;  ///< preemptions (the cache is tight on purpose)
+};
+
+/// Serves `sums` held-out sums with chapter 4's trained addition model from `checkpoint`
+/// through the engine (32 running, 64 rows per step, a cache of 40 blocks of 2 that forces
+/// preemptions), and one at a time; grades the answers. Throws book::Error if the checkpoint is
+/// missing.
+EngineRun run_addition(const std::string& checkpoint, int sums);
+
+/// The requests of `o` at `rate` requests/s (chapter 10's default lengths, context 2048); rate 0:
+/// offline, every request at t = 0.
+std::vector<TimedRequest> workload(const StageOptions& o, double rate);
+
+/// One line per run: the system, throughput, goodput and latency percentiles.
+Table summary_table();
+/// Appends `result`'s summary under `slo` to `table`; returns the summary.
+ServingSummary add_summary(Table& table, const std::string& label, const SimResult& result,
+                           const Slo& slo);
+
+/// The continuous options of `o` with this max running and budget.
+ContinuousOptions continuous_options(const StageOptions& o, int max_running, int token_budget);
+
+/// Writes the step composition of the first `steps` steps of both runs (CSV) and plots them
+/// (PNG, rows clipped at `top`) into `dir`; returns what it wrote, or says gnuplot is missing.
+std::string plot_steps(const SimResult& continuous, const SimResult& fixed_batches, int steps,
+                       int top, const std::string& dir);
+/// Plots P99 and P50 end-to-end latency against the request rate (the `rates` table's CSV).
+std::string plot_rates(const std::string& csv, const std::string& dir);
+
+}  // namespace book::serve::stage

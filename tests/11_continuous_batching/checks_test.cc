@@ -1,0 +1,91 @@
+// Scaffolding tests (on the reference bodies) of the checks before anything is scheduled: the
+// scheduler refuses up front a request that could never run, and the engine refuses bad requests
+// and mismatched parts, each with a message naming the numbers.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "chapters/10_paged_attention/served_model.h"
+#include "chapters/11_continuous_batching/engine.h"
+#include "chapters/11_continuous_batching/scheduler.h"
+#include "common/testing/expect_error.h"
+
+namespace book::serve {
+namespace {
+
+using book::testing::expect_error;
+
+train::Config small_config() {
+  train::Config c;
+  c.vocab_size = 50;
+  c.context = 80;
+  c.n_layer = 2;
+  c.n_head = 4;
+  c.d_model = 32;
+  return c;
+}
+
+struct Server {
+  std::unique_ptr<train::Model<float>> model;
+  kv::PagedKvCache cache;
+  kv::ModelRunner runner;
+  kv::BlockManager blocks;
+  Engine engine;
+  Server(int num_blocks, int block_size, SchedulerConfig config)
+      : model(kv::random_model(small_config(), 21)),
+        cache(kv::kv_shape_of(small_config()), num_blocks, block_size),
+        runner(*model, cache, config.token_budget),
+        blocks(num_blocks, block_size, false),
+        engine(runner, blocks, config) {}
+};
+
+TEST(Scheduler, RequestsThatCouldNeverRunAreRefusedUpFront) {
+  kv::BlockManager blocks(4, 4, false);  // 16 slots
+  Scheduler scheduler(blocks, {2, 8, true}, 64);
+  expect_error([&] { scheduler.add(std::vector<int>(10, 1), 8); },
+               {"needs 5 KV blocks", "whole cache of 4 blocks", "could never run"});
+  expect_error([&] { scheduler.add(std::vector<int>(60, 1), 6); },
+               {"65 positions", "context of 64"});
+  expect_error([&] { scheduler.add({}, 3); }, "prompt is empty");
+  expect_error([&] { scheduler.add({1}, 0); }, {"max_tokens", "0"});
+  kv::BlockManager roomy(64, 4, false);
+  Scheduler unchunked(roomy, {2, 8, false}, 64);
+  expect_error([&] { unchunked.add(std::vector<int>(6, 1), 4); },
+               {"without chunked prefill", "9 positions", "token budget of 8"});
+  EXPECT_EQ(scheduler.add(std::vector<int>(9, 1), 8), 0) << "16 positions fit 4 blocks of 4";
+  EXPECT_FALSE(scheduler.state().waiting.empty());
+}
+
+TEST(Engine, BadRequestsAndMismatchedPartsAreErrors) {
+  Server server(8, 4, {2, 8, true});
+  GenerationRequest r;
+  r.prompt = {1, 2, 3};
+  r.prompt[1] = 50;
+  expect_error([&] { server.engine.submit(r); }, {"prompt token 50", "vocabulary [0, 50)"});
+  r.prompt = {1, 2, 3};
+  r.stop_tokens = {-1};
+  expect_error([&] { server.engine.submit(r); }, {"stop token -1"});
+  r.stop_tokens = {};
+  r.max_tokens = 40;  // 42 positions > 8 blocks of 4
+  expect_error([&] { server.engine.submit(r); }, {"needs 11 KV blocks", "could never run"});
+  r.max_tokens = 4;
+  r.sampling.top_p = 0;
+  expect_error([&] { server.engine.submit(r); }, {"top_p", "(0, 1]"});
+  kv::BlockManager other(9, 4, false);
+  expect_error(
+      [&] {
+        Engine(server.runner, other, {2, 8, true});
+      },
+      {"9 blocks of 4", "cache 8 of 4"});
+  kv::BlockManager same(8, 4, false);
+  expect_error(
+      [&] {
+        Engine(server.runner, same, {2, 16, true});
+      },
+      {"8 rows per step", "budget of 16"});
+  EXPECT_FALSE(server.engine.has_work()) << "refused requests never entered the queue";
+}
+
+}  // namespace
+}  // namespace book::serve

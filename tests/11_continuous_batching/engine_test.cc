@@ -1,0 +1,173 @@
+// Graded tests of the engine on chapter 4's model (random weights) and chapter 10's paged cache,
+// through serve.schedule_step, serve.preempt, serve.chunked_prefill and serve.sample_top_p:
+// batch invariance (each request's tokens equal its output served alone), chunked prefill equals
+// unchunked, preempted-and-resumed equals uninterrupted (greedy and seeded sampling), stop and
+// max tokens, streaming, and the engine's argument checks.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "chapters/10_paged_attention/served_model.h"
+#include "chapters/11_continuous_batching/engine.h"
+#include "common/rng.h"
+#include "common/testing/exercise.h"
+#include "common/testing/expect_error.h"
+
+namespace book::serve {
+namespace {
+
+using book::testing::expect_error;
+
+train::Config small_config() {
+  train::Config c;
+  c.vocab_size = 50;
+  c.context = 80;
+  c.n_layer = 2;
+  c.n_head = 4;
+  c.d_model = 32;
+  return c;
+}
+
+// A model, a cache of `blocks` blocks of `block_size`, a runner of `budget` rows, an engine.
+struct Server {
+  std::unique_ptr<train::Model<float>> model;
+  kv::PagedKvCache cache;
+  kv::ModelRunner runner;
+  kv::BlockManager blocks;
+  Engine engine;
+  Server(int num_blocks, int block_size, SchedulerConfig config, bool prefix_caching = false)
+      : model(kv::random_model(small_config(), 21)),
+        cache(kv::kv_shape_of(small_config()), num_blocks, block_size),
+        runner(*model, cache, config.token_budget),
+        blocks(num_blocks, block_size, prefix_caching),
+        engine(runner, blocks, config) {
+    cache.poison();  // a slot read before it is written turns its logits into NaN
+  }
+};
+
+std::vector<GenerationRequest> random_requests(std::uint64_t seed, int n, bool sample) {
+  Rng rng(seed);
+  std::vector<GenerationRequest> out(n);
+  for (int i = 0; i < n; ++i) {
+    out[i].prompt.resize(rng.uniform_int(2, 34));
+    for (int& t : out[i].prompt) t = static_cast<int>(rng.uniform_int(0, 49));
+    out[i].max_tokens = static_cast<int>(rng.uniform_int(3, 24));
+    if (sample) out[i].sampling = {0.9, 20, 0.9, 1000 + static_cast<std::uint64_t>(i)};
+  }
+  return out;
+}
+
+// What each request generates served alone, on a roomy cache, its prompt in one step.
+std::vector<std::vector<int>> alone(const std::vector<GenerationRequest>& requests) {
+  std::vector<std::vector<int>> out;
+  for (const auto& request : requests) {
+    Server server(64, 8, {1, 64, false});
+    server.engine.submit(request);
+    const auto done = server.engine.run();
+    EXPECT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].preemptions, 0);
+    out.push_back(done[0].tokens);
+  }
+  return out;
+}
+
+struct Served {
+  std::vector<std::vector<int>> tokens;
+  std::int64_t preemptions = 0;
+  int max_batch = 0, prefill_chunks_beside_decodes = 0;
+};
+
+Served serve_together(const std::vector<GenerationRequest>& requests, int num_blocks,
+                      SchedulerConfig config, bool prefix_caching = false) {
+  Server server(num_blocks, 4, config, prefix_caching);
+  Served s;
+  std::size_t next = 0;
+  std::map<RequestId, std::vector<int>> got;
+  while (next < requests.size() || server.engine.has_work()) {
+    if (next < requests.size()) server.engine.submit(requests[next++]);  // one arrives per step
+    const StepRecord r = server.engine.step();
+    s.max_batch = std::max(s.max_batch, r.decode_rows + r.prefill_chunks);
+    if (r.decode_rows > 0 && r.prefill_chunks > 0) ++s.prefill_chunks_beside_decodes;
+    server.blocks.check_invariants();
+    for (auto& c : server.engine.take_finished()) got[c.id] = c.tokens;
+  }
+  s.preemptions = server.engine.scheduler().preemptions();
+  for (const auto& [id, tokens] : got) s.tokens.push_back(tokens);
+  EXPECT_EQ(s.tokens.size(), requests.size()) << "every request finished once";
+  return s;
+}
+
+EXERCISE_TEST("serve.schedule_step", Engine, BatchInvarianceUnderChunkingAndPreemption) {
+  const auto requests = random_requests(1, 10, /*sample=*/false);
+  const auto want = alone(requests);
+  // 20 blocks of 4 = 80 slots for up to 4 requests of up to 57 positions: preemptions.
+  const Served got = serve_together(requests, 20, {4, 12, true});
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    EXPECT_EQ(got.tokens[i], want[i]) << "request " << i << " (prompt of "
+                                      << requests[i].prompt.size() << " tokens) served beside "
+                                      << "others differs from its output served alone";
+  EXPECT_GT(got.preemptions, 0) << "the cache was meant to run out";
+  EXPECT_GT(got.max_batch, 1);
+  EXPECT_GT(got.prefill_chunks_beside_decodes, 0) << "prefill chunks must share steps with decodes";
+}
+
+EXERCISE_TEST("serve.schedule_step", Engine, ChunkedPrefillEqualsUnchunked) {
+  const auto requests = random_requests(2, 8, /*sample=*/false);
+  const Served chunked = serve_together(requests, 256, {3, 5, true});
+  const Served whole = serve_together(requests, 256, {3, 64, false});
+  EXPECT_EQ(chunked.preemptions, 0);
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    EXPECT_EQ(chunked.tokens[i], whole.tokens[i])
+        << "request " << i << ": prompt of " << requests[i].prompt.size()
+        << " tokens in chunks of at most 5 rows vs in one step";
+}
+
+EXERCISE_TEST("serve.schedule_step", Engine, PreemptedAndResumedEqualsUninterruptedWhenSampling) {
+  const auto requests = random_requests(3, 10, /*sample=*/true);
+  const auto want = alone(requests);
+  const Served tight = serve_together(requests, 18, {4, 10, true}, /*prefix_caching=*/true);
+  EXPECT_GT(tight.preemptions, 0);
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    EXPECT_EQ(tight.tokens[i], want[i]) << "request " << i << " (seed " << requests[i].sampling.seed
+                                        << "): preempted and recomputed vs served alone";
+}
+
+EXERCISE_TEST("serve.schedule_step", Engine, StopTokensMaxTokensAndStreaming) {
+  auto requests = random_requests(4, 4, /*sample=*/false);
+  for (auto& r : requests) r.max_tokens = 12;
+  const auto want = alone(requests);
+  // Stop request 0 at its 4th token (the first time that token appears).
+  const int stop = want[0][3];
+  requests[0].stop_tokens = {stop};
+  const auto first = std::find(want[0].begin(), want[0].end(), stop);
+  const std::vector<int> stopped(want[0].begin(), first + 1);
+  Server server(64, 4, {4, 16, true});
+  std::map<RequestId, std::vector<int>> streamed;
+  std::map<RequestId, int> last_flags;
+  server.engine.on_token([&](RequestId id, int token, bool finished) {
+    EXPECT_EQ(last_flags[id], 0) << "request " << id << " streamed a token after its last";
+    streamed[id].push_back(token);
+    last_flags[id] += finished ? 1 : 0;
+  });
+  for (const auto& r : requests) server.engine.submit(r);
+  const auto done = server.engine.run();
+  ASSERT_EQ(done.size(), 4u);
+  EXPECT_EQ(done[0].tokens, stopped) << "stops after sampling the stop token " << stop;
+  EXPECT_EQ(done[0].reason, FinishReason::kStop);
+  for (int i = 1; i < 4; ++i) {
+    EXPECT_EQ(done[i].tokens, want[i]) << "request " << i;
+    EXPECT_EQ(done[i].reason, FinishReason::kLength);
+    EXPECT_EQ(done[i].tokens.size(), 12u);
+  }
+  for (const auto& c : done) {
+    EXPECT_EQ(streamed[c.id], c.tokens) << "request " << c.id << ": streamed vs returned";
+    EXPECT_EQ(last_flags[c.id], 1);
+    EXPECT_LE(c.first_token_step, c.finish_step);
+  }
+  EXPECT_EQ(server.blocks.num_used_blocks(), 0) << "finished requests free their blocks";
+}
+
+}  // namespace
+}  // namespace book::serve
