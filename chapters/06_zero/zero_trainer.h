@@ -54,7 +54,18 @@ struct StepCounts {
   std::uint64_t messages_sent = 0;  ///< messages this rank sent in them
 };
 
-/// One rank's end of a ZeRO run. Every rank builds one with equal options (checked) and calls
+/// resolve(options) on every rank, and a check (one all-gather of fingerprints) that every rank
+/// has the same; throws book::Error naming the first rank that differs. `sharded_parameters`:
+/// the caller is ZeRO-3's trainer (stage 3 required), else stage 3 is refused. Collective.
+ZeroOptions checked_options(coll::Communicator& comm, const ZeroOptions& options,
+                            bool sharded_parameters);
+
+/// Chapter 5's data path: draw the global micro-batch of `micro_batch` sequences from `rng` and
+/// keep the rows `sampler` gives this rank.
+train::Batch local_batch(const train::AdditionTask& task, Rng& rng,
+                         const ddp::DistributedSampler& sampler, int micro_batch);
+
+/// One rank's end of a ZeRO run (stages 0–2; stage 3 is zero3_trainer.h's). Every rank builds one with equal options (checked) and calls
 /// step() and master_weights() together.
 class ZeroTrainer {
  public:
