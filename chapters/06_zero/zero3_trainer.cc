@@ -60,8 +60,8 @@ std::vector<ddp::FlatRange> zero3_units(const train::ParameterLayout& layout) {
   return units;
 }
 
-std::uint64_t zero3_communication_bytes(const train::ParameterLayout& layout,
-                                        const ShardPlan& plan, DType precision) {
+std::uint64_t zero3_communication_bytes(const train::ParameterLayout& layout, const ShardPlan& plan,
+                                        DType precision) {
   if (is_mixed(precision)) return 2 * (plan.largest_bucket + plan.largest_piece);
   const std::uint64_t gathered = 2 * largest_block(layout) + outer_size(layout);
   return 4 * (2 * gathered + plan.largest_piece);
@@ -75,8 +75,8 @@ StepTraffic zero3_traffic_per_step(const ShardPlan& plan, DType precision, int m
     if (n == 1) continue;
     const std::uint64_t mine = coll::shard_of(b.size(), n, r).count;
     const std::uint64_t next = coll::shard_of(b.size(), n, (r + 1) % n).count;
-    t.elements_sent += static_cast<std::uint64_t>(micro_batches) *
-                       (2 * (b.size() - next) + (b.size() - mine));
+    t.elements_sent +=
+        static_cast<std::uint64_t>(micro_batches) * (2 * (b.size() - next) + (b.size() - mine));
   }
   t.bytes_sent = t.elements_sent * (is_mixed(precision) ? 2 : 4);
   return t;
@@ -94,8 +94,8 @@ Zero3Trainer::Zero3Trainer(coll::Communicator& comm, const ZeroOptions& options,
       acts_(model_),
       plan_(plan_shards(zero3_units(model_.layout()), comm.size(), comm.rank(), Stage::kZero3)),
       largest_block_(largest_block(model_.layout())),
-      master_(plan_.owned,
-              mixed() ? MemoryCategory::kMasterWeights : MemoryCategory::kParameters, tracker_),
+      master_(plan_.owned, mixed() ? MemoryCategory::kMasterWeights : MemoryCategory::kParameters,
+              tracker_),
       shard16_(if_mixed(options_.train.precision, plan_.owned), MemoryCategory::kParameters,
                tracker_),
       grad32_(plan_.owned, 0.0f, mixed() ? MemoryCategory::kOther : MemoryCategory::kGradients,

@@ -32,6 +32,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "chapters/03_collectives/async.h"
@@ -61,8 +62,8 @@ std::vector<ddp::FlatRange> zero3_units(const train::ParameterLayout& layout);
 /// 16-bit staging buffer of the largest unit (gathers and reduce-scatters take turns on the
 /// communication thread) + the largest piece, 2 bytes each (the FP32 copies the CPU computes on
 /// are kOther, as chapter 4's).
-std::uint64_t zero3_communication_bytes(const train::ParameterLayout& layout,
-                                        const ShardPlan& plan, DType precision);
+std::uint64_t zero3_communication_bytes(const train::ParameterLayout& layout, const ShardPlan& plan,
+                                        DType precision);
 
 /// Exact traffic of one ZeRO-3 step of `micro_batches` micro-batches for rank plan.rank: per unit
 /// and micro-batch two ring all-gathers (|b| − s_{r+1} elements each) and a ring reduce-scatter
@@ -96,12 +97,19 @@ class Zero3Trainer {
   ModelStateBytes measured_model_state() const;
   /// All Ψ FP32 master weights, all-gathered (for tests; not counted). Collective.
   std::vector<float> master_weights();
+  /// Writes a sharded checkpoint into `dir`, as ZeroTrainer::save (the pieces are this run's
+  /// units' shards). Collective.
+  void save(const std::string& dir);
+  /// Reads a sharded checkpoint of any stage and N of the same model and precision, as
+  /// ZeroTrainer::load; the weights are gathered by the next forward. Collective.
+  void load(const std::string& dir);
   const ZeroOptions& options() const { return options_; }  ///< Resolved options.
   std::int64_t steps_done() const { return step_; }        ///< Optimizer steps so far.
 
  private:
   bool mixed() const { return options_.train.precision != DType::kF32; }
   std::span<float> master_piece(std::size_t unit);
+  std::vector<std::span<float>> master_pieces();
   std::size_t slot_of(std::size_t unit) const;
   std::span<float> params_of(std::size_t unit);
   std::span<float> grads_of(std::size_t unit);
@@ -123,19 +131,19 @@ class Zero3Trainer {
   train::Activations<float> acts_;
   ShardPlan plan_;  // buckets = units: [0] final LayerNorm, [1..L] blocks L−1..0, [L+1] embeddings
   std::size_t largest_block_ = 0;
-  TrackedBuffer<float> master_;               // S_r FP32: the weights (FP32) or the master (mixed)
-  TrackedBuffer<std::uint16_t> shard16_;      // mixed: S_r 16-bit weights, what is gathered
-  TrackedBuffer<float> grad32_;               // FP32: S_r gradients; mixed: decoded (kOther)
-  TrackedBuffer<std::uint16_t> grad16_;       // mixed: S_r 16-bit gradients
-  std::vector<train::AdamWState> adam_;       // one per unit
-  TrackedBuffer<float> block_params_;         // 2 slots of the largest block
-  TrackedBuffer<float> block_grads_;          // 2 slots
-  TrackedBuffer<float> outer_params_;         // embeddings, then the final LayerNorm
-  TrackedBuffer<float> outer_grads_;          // same
-  TrackedBuffer<std::uint16_t> staging16_;    // mixed: one unit on the wire
-  TrackedBuffer<float> receive32_;            // FP32: a reduced piece before it is added
-  TrackedBuffer<std::uint16_t> receive16_;    // mixed: same
-  TrackedBuffer<float> add_scratch_;          // mixed: the CPU's FP32 add of two 16-bit pieces
+  TrackedBuffer<float> master_;             // S_r FP32: the weights (FP32) or the master (mixed)
+  TrackedBuffer<std::uint16_t> shard16_;    // mixed: S_r 16-bit weights, what is gathered
+  TrackedBuffer<float> grad32_;             // FP32: S_r gradients; mixed: decoded (kOther)
+  TrackedBuffer<std::uint16_t> grad16_;     // mixed: S_r 16-bit gradients
+  std::vector<train::AdamWState> adam_;     // one per unit
+  TrackedBuffer<float> block_params_;       // 2 slots of the largest block
+  TrackedBuffer<float> block_grads_;        // 2 slots
+  TrackedBuffer<float> outer_params_;       // embeddings, then the final LayerNorm
+  TrackedBuffer<float> outer_grads_;        // same
+  TrackedBuffer<std::uint16_t> staging16_;  // mixed: one unit on the wire
+  TrackedBuffer<float> receive32_;          // FP32: a reduced piece before it is added
+  TrackedBuffer<std::uint16_t> receive16_;  // mixed: same
+  TrackedBuffer<float> add_scratch_;        // mixed: the CPU's FP32 add of two 16-bit pieces
   std::array<std::optional<coll::CollectiveHandle>, 2> pending_reduce_;  // per gradient slot
   train::LossScaler scaler_;
   Rng data_rng_;

@@ -40,8 +40,8 @@ struct ZeroOptions {
 /// `options` with the task's vocabulary and context filled in, after chapter 5's checks (batch
 /// divisible by the ranks, a training precision, a bucket of ≥ 1 byte, a valid schedule) and
 /// ZeRO's: a stage 0–3 and no more ranks than parameters (a rank with an empty shard has nothing
-/// to update). Stage 3 ignores bucket_bytes: its units are the layers. Throws book::Error saying which value is wrong and what
-/// would do.
+/// to update). Stage 3 ignores bucket_bytes: its units are the layers. Throws book::Error saying
+/// which value is wrong and what would do.
 ZeroOptions resolve(const ZeroOptions& options, int world_size);
 
 /// FNV-1a of every field every rank must agree on (chapter 5's fingerprint plus the stage).

@@ -10,18 +10,18 @@ namespace book::zero {
 void gather_layer_parameters(coll::Communicator& comm, coll::ConstBuffer piece,
                              std::span<std::uint16_t> staging, std::span<float> full) {
   const coll::Shard mine = coll::shard_of(full.size(), comm.size(), comm.rank());
-  BOOK_CHECK(piece.count == mine.count,
-             "gather_layer_parameters: rank " << comm.rank() << "'s piece must hold " << mine.count
-                                              << " elements (shard_of(" << full.size() << ", "
-                                              << comm.size() << ", " << comm.rank() << ")), got "
-                                              << piece.count);
+  BOOK_CHECK(piece.count == mine.count, "gather_layer_parameters: rank "
+                                            << comm.rank() << "'s piece must hold " << mine.count
+                                            << " elements (shard_of(" << full.size() << ", "
+                                            << comm.size() << ", " << comm.rank() << ")), got "
+                                            << piece.count);
   if (piece.dtype == DType::kF32) {
     comm.all_gather(piece, coll::Buffer(full), coll::Algorithm::kRing);
     return;
   }
-  BOOK_CHECK(staging.size() >= full.size(), "gather_layer_parameters: the 16-bit staging buffer holds "
-                                                << staging.size() << " elements, the layer "
-                                                << full.size());
+  BOOK_CHECK(staging.size() >= full.size(),
+             "gather_layer_parameters: the 16-bit staging buffer holds "
+                 << staging.size() << " elements, the layer " << full.size());
   const std::span<std::uint16_t> bits = staging.first(full.size());
   comm.all_gather(piece, coll::Buffer(bits.data(), bits.size(), piece.dtype),
                   coll::Algorithm::kRing);
