@@ -35,10 +35,14 @@ Model<T>::Model(const Config& config, int max_batch, const ModelOptions<T>& opti
                "Model: the group is rank " << comm_->rank() << " of " << comm_->size()
                                            << " but the part's slice is rank " << slice.rank
                                            << " of " << slice.size);
-  params_ = TrackedBuffer<T>(layout_.total(), options.parameter_category, tracker_);
-  grads_ = TrackedBuffer<T>(layout_.total(), T(0), options.gradient_category, tracker_);
-  p_ = bind(layout_, params_.data());
-  g_ = bind(layout_, grads_.data());
+  if (options.own_parameters) {
+    params_ = TrackedBuffer<T>(layout_.total(), options.parameter_category, tracker_);
+    grads_ = TrackedBuffer<T>(layout_.total(), T(0), options.gradient_category, tracker_);
+    p_ = bind(layout_, params_.data());
+    g_ = bind(layout_, grads_.data());
+  } else {  // the caller points the tensors at its buffers (bind_range)
+    p_ = g_ = unbound<T>(layout_);
+  }
   workspace_ = BlockWorkspace<T>(config, slice, max_batch, config.context, tracker_);
   if (layout_.part().has_head(config)) {
     const std::size_t n = static_cast<std::size_t>(max_batch) * config.context;
@@ -94,6 +98,12 @@ void Model<T>::init(std::uint64_t seed) {
 template <typename T>
 void Model<T>::zero_grad() {
   std::fill(grads_.begin(), grads_.end(), T(0));
+}
+
+template <typename T>
+void Model<T>::bind_range(std::size_t begin, std::size_t end, T* params, T* grads) {
+  rebind(layout_, begin, end, params, p_);
+  rebind(layout_, begin, end, grads, g_);
 }
 
 template <typename T>

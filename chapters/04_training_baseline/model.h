@@ -56,6 +56,11 @@ struct ModelOptions {
   MemoryCategory parameter_category = MemoryCategory::kParameters;
   /// The category of the gradient buffer (as above).
   MemoryCategory gradient_category = MemoryCategory::kGradients;
+  /// false: the model allocates neither its parameter nor its gradient buffer (params() and
+  /// grads() are empty, init() and zero_grad() have nothing to work on) and every tensor points
+  /// nowhere until the caller points it at buffers it owns with Model::bind_range. Chapter 6's
+  /// ZeRO-3 holds 1/N of the parameters and gathers one layer at a time into such buffers.
+  bool own_parameters = true;
 };
 
 /// A model part: its flat parameter and gradient buffers and a workspace for one micro-batch of
@@ -111,6 +116,14 @@ class Model {
 
   /// Sets every gradient to zero.
   void zero_grad();
+
+  /// Points every tensor lying inside flat elements [begin, end) of layout() (a layer_range,
+  /// embedding_range or head_range) at caller-owned buffers: its parameters at
+  /// params + (offset − begin), its gradients likewise in `grads` (both end − begin elements,
+  /// not owned; they must outlive their use). Tensors outside the range keep their pointers; a
+  /// range may be re-pointed any time between passes. Throws book::Error if a pointer is null,
+  /// the range leaves the buffer or cuts a tensor.
+  void bind_range(std::size_t begin, std::size_t end, T* params, T* grads);
 
   /// The tied token embedding / LM head matrix wte [V, C] in params(): held by the first part
   /// (embedding) and by the last (head); throws book::Error for a part with neither.

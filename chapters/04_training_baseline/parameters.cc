@@ -134,4 +134,54 @@ ModelTensors<T> bind(const ParameterLayout& layout, T* base) {
 template ModelTensors<float> bind(const ParameterLayout&, float*);
 template ModelTensors<double> bind(const ParameterLayout&, double*);
 
+template <typename T>
+ModelTensors<T> unbound(const ParameterLayout& layout) {
+  ModelTensors<T> t;
+  t.blocks.resize(static_cast<std::size_t>(layout.part().last_layer - layout.part().first_layer));
+  return t;
+}
+
+template <typename T>
+void rebind(const ParameterLayout& layout, std::size_t begin, std::size_t end, T* base,
+            ModelTensors<T>& tensors) {
+  BOOK_CHECK(base != nullptr, "rebind: the buffer for elements [" << begin << ", " << end
+                                                                  << ") is null");
+  BOOK_CHECK(begin <= end && end <= layout.total(),
+             "rebind: range [" << begin << ", " << end << ") leaves the flat buffer of "
+                               << layout.total() << " elements");
+  for (const SlotPiece& piece : layout.pieces(begin, end))
+    BOOK_CHECK(piece.begin == piece.slot->offset &&
+                   piece.end == piece.slot->offset + piece.slot->size(),
+               "rebind: range [" << begin << ", " << end << ") cuts tensor " << piece.slot->name
+                                 << " [" << piece.slot->offset << ", "
+                                 << piece.slot->offset + piece.slot->size() << ")");
+  auto set = [&](T*& pointer, const std::string& name) {
+    if (!layout.contains(name)) return;
+    const TensorSlot& slot = layout.find(name);
+    if (slot.offset >= begin && slot.offset + slot.size() <= end && slot.size() > 0)
+      pointer = base + (slot.offset - begin);
+  };
+  set(tensors.wte, "wte");
+  set(tensors.wpe, "wpe");
+  for (int l = layout.part().first_layer; l < layout.part().last_layer; ++l) {
+    const std::string h = "h" + std::to_string(l) + ".";
+    BlockTensors<T>& b = tensors.blocks[static_cast<std::size_t>(l - layout.part().first_layer)];
+    set(b.ln1_gain, h + "ln1_gain"), set(b.ln1_bias, h + "ln1_bias");
+    set(b.w_qkv, h + "w_qkv"), set(b.b_qkv, h + "b_qkv");
+    set(b.w_out, h + "w_out"), set(b.b_out, h + "b_out");
+    set(b.ln2_gain, h + "ln2_gain"), set(b.ln2_bias, h + "ln2_bias");
+    set(b.w_fc, h + "w_fc"), set(b.b_fc, h + "b_fc");
+    set(b.w_proj, h + "w_proj"), set(b.b_proj, h + "b_proj");
+  }
+  set(tensors.lnf_gain, "lnf_gain");
+  set(tensors.lnf_bias, "lnf_bias");
+}
+
+template ModelTensors<float> unbound(const ParameterLayout&);
+template ModelTensors<double> unbound(const ParameterLayout&);
+template void rebind(const ParameterLayout&, std::size_t, std::size_t, float*,
+                     ModelTensors<float>&);
+template void rebind(const ParameterLayout&, std::size_t, std::size_t, double*,
+                     ModelTensors<double>&);
+
 }  // namespace book::train

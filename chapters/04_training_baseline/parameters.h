@@ -125,4 +125,16 @@ struct ModelTensors {
 template <typename T>
 ModelTensors<T> bind(const ParameterLayout& layout, T* base);
 
+/// The tensors of `layout`, every pointer null (a model that owns no buffers, model.h).
+template <typename T>
+ModelTensors<T> unbound(const ParameterLayout& layout);
+
+/// Re-points the tensors of `tensors` that lie inside flat elements [begin, end) at
+/// `base` + (offset − begin), a buffer of end − begin elements; the others keep their pointers.
+/// Throws book::Error if base is null, end exceeds layout.total() or a tensor straddles begin or
+/// end.
+template <typename T>
+void rebind(const ParameterLayout& layout, std::size_t begin, std::size_t end, T* base,
+            ModelTensors<T>& tensors);
+
 }  // namespace book::train

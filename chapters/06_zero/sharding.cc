@@ -48,12 +48,16 @@ ShardPlan plan_shards(std::vector<ddp::FlatRange> buckets, int world, int rank, 
 
 ModelStateBytes model_state_bytes(Stage stage, DType precision, std::size_t total,
                                   std::size_t owned) {
-  BOOK_CHECK(stage != Stage::kZero3,
-             "model_state_bytes: stage 3 is not built; use "
-             "paper_bytes_per_rank for its formula");
   const std::uint64_t psi = total;
   const std::uint64_t s = stage == Stage::kDdp ? psi : owned;
   ModelStateBytes b;
+  if (stage == Stage::kZero3) {  // every category sharded: 16 bytes per owned parameter
+    b.parameters = (mixed(precision) ? 2 : 4) * s;
+    b.gradients = (mixed(precision) ? 2 : 4) * s;
+    b.master_weights = mixed(precision) ? 4 * s : 0;
+    b.optimizer_states = 8 * s;
+    return b;
+  }
   if (mixed(precision)) {
     b.parameters = 2 * psi;
     b.gradients = stage == Stage::kZero2 ? 2 * s : 2 * psi;

@@ -63,6 +63,9 @@ struct ModelStateBytes {
 /// 4Ψ + 12S_r, 2Ψ + 14S_r. FP32: the FP32 weights are the master (no copy) and the model's
 /// FP32 gradient buffer, which backward writes whole, is the gradient: 4Ψ + 4Ψ + 8S_r for every
 /// stage (ZeRO-2's gradient saving needs 16-bit gradients a trainer owns apart from the model).
+/// Stage 3 shards everything: 2S_r + 2S_r + 4S_r + 8S_r in mixed precision, 4S_r (the FP32
+/// weights, also the master) + 4S_r + 8S_r in FP32: 16S_r either way, 16Ψ/N on average (its
+/// gather buffers are zero3_communication_bytes, zero3_trainer.h).
 ModelStateBytes model_state_bytes(Stage stage, DType precision, std::size_t total,
                                   std::size_t owned);
 

@@ -16,7 +16,8 @@ namespace book::zero::stage {
 struct StageOptions {
   bool tour = false;                      ///< the tour's short run
   std::vector<int> ranks = {1, 2, 3, 4};  ///< N, thread ranks
-  std::vector<Stage> stages = {Stage::kDdp, Stage::kZero1, Stage::kZero2};  ///< measured stages
+  std::vector<Stage> stages = {Stage::kDdp, Stage::kZero1, Stage::kZero2,
+                               Stage::kZero3};  ///< measured stages
   DType precision = DType::kBF16;  ///< training precision (the paper's formulas: bf16 or f16)
   int steps = 3;                   ///< optimizer steps per stage and N
   int layers = 2;                  ///< transformer blocks
@@ -26,9 +27,10 @@ struct StageOptions {
   int bucket_kib = 16;             ///< bucket cap, KiB of FP32 gradient
   double psi = 7.5e9;              ///< Ψ of the formula table (the ZeRO paper's 7.5B)
   int paper_ranks = 64;            ///< N of the formula table (the paper's 64)
+  bool trace = false;              ///< also draw ZeRO-3's per-rank trace (trace_zero3)
 };
 
-/// Parses and checks the command line: unknown stages, stage 3 for a measurement, a precision
+/// Parses and checks the command line: unknown stages, a precision
 /// that is not a training precision, an N that does not divide the micro-batch, are each a
 /// book::Error saying what to pass instead. `--tour` defaults to N = 2, 4 and 2 steps.
 StageOptions parse_stage_options(int argc, const char* const* argv);
@@ -47,6 +49,7 @@ struct Row {
   std::uint64_t formula = 0;          ///< sharding.h's exact formula for that rank
   double paper = 0;                   ///< the paper's real-valued formula, bytes
   std::uint64_t gradient_peak = 0;    ///< the tracker's peak of gradient bytes, largest rank
+  std::uint64_t buffers = 0;  ///< peak communication buffers (ZeRO-3: the gathers), largest rank
   std::uint64_t traffic = 0;          ///< bytes rank 0 sent per step (last step), by the counters
   std::uint64_t traffic_formula = 0;  ///< traffic_per_step for rank 0
   std::int64_t collectives = 0;       ///< collectives per step (rank 0)
@@ -56,5 +59,11 @@ struct Row {
 /// Trains options.steps steps of `stage` on `n` thread ranks and of chapter 5's DDP (rung
 /// no-sync, the same buckets), and measures the row.
 Row measure(const StageOptions& options, Stage stage, int n);
+
+/// Runs 2 steps of ZeRO-3 on 2 thread ranks (with or without prefetch) under a book::Trace and
+/// writes it under results_dir() as ch06_zero3_trace_<prefetch|no-prefetch>.json (Perfetto), .tsv
+/// and, with gnuplot, .svg of the second step: per rank a compute lane (forward, backward, waits,
+/// optimizer) and a comm lane (all-gathers, reduce-scatters). A picture, not a measurement.
+void trace_zero3(const StageOptions& options, bool prefetch);
 
 }  // namespace book::zero::stage

@@ -1,5 +1,6 @@
 // Sharded checkpoints of a ZeRO run: each rank writes its pieces, rank 0 a manifest with the
-// shards' checksums; a run on any N reads them back through reshard (the exercise).
+// shards' checksums; a run on any N and stage (ZeRO-3 too) reads them back through reshard (the
+// exercise).
 #include <bit>
 #include <cstring>
 #include <filesystem>
@@ -8,6 +9,8 @@
 
 #include "chapters/04_training_baseline/checkpoint.h"
 #include "chapters/06_zero/reshard.h"
+#include "chapters/04_training_baseline/mixed_precision.h"
+#include "chapters/06_zero/zero3_trainer.h"
 #include "chapters/06_zero/zero_trainer.h"
 #include "common/check.h"
 
@@ -39,18 +42,21 @@ struct ShardData {
 }  // namespace
 
 //! [zero_save]
-void ZeroTrainer::save(const std::string& dir) {
+void save_sharded(const std::string& dir, const ShardedState& s) {
+  coll::Communicator& comm_ = *s.comm;
+  const ShardPlan& plan_ = *s.plan;
+  std::vector<train::AdamWState>& adam_ = *s.adam;
   if (comm_.rank() == 0) std::filesystem::create_directories(dir);
   comm_.barrier();
-  const bool writer = options_.stage != Stage::kDdp || comm_.rank() == 0;
-  const int shards = options_.stage == Stage::kDdp ? 1 : comm_.size();
+  const bool writer = !s.replicated || comm_.rank() == 0;
+  const int shards = s.replicated ? 1 : comm_.size();
   double checksum = 0;  // the file's FNV-1a, as the bits of a double (all_gather copies bytes)
   if (writer) {
     ShardData data;
     for (std::size_t i = 0; i < plan_.pieces.size(); ++i) {
       const ddp::FlatRange& p = plan_.pieces[i];
       data.pieces.insert(data.pieces.end(), {p.begin, p.end});
-      const std::span<float> master = master_piece(i);
+      const std::span<float> master = s.master[i];
       data.master.insert(data.master.end(), master.begin(), master.end());
       data.m.insert(data.m.end(), adam_[i].m().begin(), adam_[i].m().end());
       data.v.insert(data.v.end(), adam_[i].v().begin(), adam_[i].v().end());
@@ -69,23 +75,25 @@ void ZeroTrainer::save(const std::string& dir) {
     std::vector<std::uint64_t> checksums;
     for (int r = 0; r < shards; ++r) checksums.push_back(std::bit_cast<std::uint64_t>(all[r]));
     train::CheckpointWriter out;
-    out.add_value("config", options_.train.model);
-    out.add_value("precision", precision_code(options_.train.precision));
+    out.add_value("config", s.options->train.model);
+    out.add_value("precision", precision_code(s.options->train.precision));
     out.add_value("parameters", static_cast<std::uint64_t>(plan_.total));
     out.add_value("shards", static_cast<std::int32_t>(shards));
     out.add_array<std::uint64_t>("shard_checksums", checksums);
-    out.add_value("step", step_);
+    out.add_value("step", *s.step);
     out.add_value("adam_step", adam_.empty() ? std::int64_t{0} : adam_.front().step());
-    out.add_array<std::uint64_t>("data_rng", data_rng_.state());
-    out.add_value("loss_scale", scaler_.scale());
-    out.add_value("loss_scale_clean_steps", static_cast<std::int32_t>(scaler_.clean_steps()));
+    out.add_array<std::uint64_t>("data_rng", s.data_rng->state());
+    out.add_value("loss_scale", s.scaler->scale());
+    out.add_value("loss_scale_clean_steps", static_cast<std::int32_t>(s.scaler->clean_steps()));
     out.write_atomically(dir + "/manifest.ckpt");
   }
   comm_.barrier();  // nobody reads it before it exists
 }
 //! [zero_save]
 
-void ZeroTrainer::load(const std::string& dir) {
+void load_sharded(const std::string& dir, const ShardedState& s) {
+  const ShardPlan& plan_ = *s.plan;
+  std::vector<train::AdamWState>& adam_ = *s.adam;
   const std::string manifest_path = dir + "/manifest.ckpt";
   BOOK_CHECK(std::filesystem::exists(manifest_path),
              "sharded checkpoint " << dir
@@ -93,16 +101,16 @@ void ZeroTrainer::load(const std::string& dir) {
                                       "checkpoint folder)");
   const train::CheckpointReader manifest(manifest_path);
   const auto config = manifest.read_value<train::Config>("config");
-  BOOK_CHECK(std::memcmp(&config, &options_.train.model, sizeof(train::Config)) == 0,
+  BOOK_CHECK(std::memcmp(&config, &s.options->train.model, sizeof(train::Config)) == 0,
              "sharded checkpoint " << dir << " is of another model (" << config.n_layer
                                    << " layers, d_model " << config.d_model << "); this run has "
-                                   << options_.train.model.n_layer << " layers, d_model "
-                                   << options_.train.model.d_model);
+                                   << s.options->train.model.n_layer << " layers, d_model "
+                                   << s.options->train.model.d_model);
   const auto precision = manifest.read_value<std::int32_t>("precision");
-  BOOK_CHECK(precision == precision_code(options_.train.precision),
+  BOOK_CHECK(precision == precision_code(s.options->train.precision),
              "sharded checkpoint " << dir << " was written in precision code " << precision
                                    << " (0 f32, 1 bf16, 2 f16); this run is "
-                                   << dtype_name(options_.train.precision));
+                                   << dtype_name(s.options->train.precision));
   BOOK_CHECK(manifest.read_value<std::uint64_t>("parameters") == plan_.total,
              "sharded checkpoint " << dir << " holds another number of parameters");
   const int shards = manifest.read_value<std::int32_t>("shards");
@@ -140,21 +148,56 @@ void ZeroTrainer::load(const std::string& dir) {
   }
   std::vector<std::span<float>> master, m, v;
   for (std::size_t i = 0; i < plan_.pieces.size(); ++i) {
-    master.push_back(master_piece(i));
+    master.push_back(s.master[i]);
     m.push_back(adam_[i].m());
     v.push_back(adam_[i].v());
   }
   reshard(saved, {plan_.pieces, master, m, v});
-  step_ = manifest.read_value<std::int64_t>("step");
+  *s.step = manifest.read_value<std::int64_t>("step");
   const auto adam_step = manifest.read_value<std::int64_t>("adam_step");
   for (train::AdamWState& state : adam_) state.set_step(adam_step);
   std::uint64_t state[4];
   manifest.read_array<std::uint64_t>("data_rng", std::span<std::uint64_t>(state, 4));
-  data_rng_.set_state(std::span<const std::uint64_t, 4>(state, 4));
-  scaler_.restore(manifest.read_value<float>("loss_scale"),
+  s.data_rng->set_state(std::span<const std::uint64_t, 4>(state, 4));
+  s.scaler->restore(manifest.read_value<float>("loss_scale"),
                   manifest.read_value<std::int32_t>("loss_scale_clean_steps"));
+}
+
+
+void ZeroTrainer::save(const std::string& dir) {
+  save_sharded(dir, {&comm_, &options_, &plan_, master_pieces(), &adam_, &step_, &data_rng_,
+                     &scaler_, options_.stage == Stage::kDdp});
+}
+
+void ZeroTrainer::load(const std::string& dir) {
+  load_sharded(dir, {&comm_, &options_, &plan_, master_pieces(), &adam_, &step_, &data_rng_,
+                     &scaler_, options_.stage == Stage::kDdp});
   publish_weights();  // the weights the next forward reads, from everyone's new pieces
   counts_ = {};
+}
+
+std::vector<std::span<float>> ZeroTrainer::master_pieces() {
+  std::vector<std::span<float>> pieces;
+  for (std::size_t i = 0; i < plan_.pieces.size(); ++i) pieces.push_back(master_piece(i));
+  return pieces;
+}
+
+void Zero3Trainer::save(const std::string& dir) {
+  save_sharded(dir, {&comm_, &options_, &plan_, master_pieces(), &adam_, &step_, &data_rng_,
+                     &scaler_, false});
+}
+
+void Zero3Trainer::load(const std::string& dir) {
+  load_sharded(dir, {&comm_, &options_, &plan_, master_pieces(), &adam_, &step_, &data_rng_,
+                     &scaler_, false});
+  if (mixed()) train::encode(options_.train.precision, master_.span(), shard16_.span());
+  counts_ = {};  // nothing to gather now: the next forward gathers from the new shards
+}
+
+std::vector<std::span<float>> Zero3Trainer::master_pieces() {
+  std::vector<std::span<float>> pieces;
+  for (std::size_t u = 0; u < plan_.pieces.size(); ++u) pieces.push_back(master_piece(u));
+  return pieces;
 }
 
 }  // namespace book::zero

@@ -46,10 +46,6 @@ ZeroOptions resolve(const ZeroOptions& options, int world_size) {
   const int stage = static_cast<int>(options.stage);
   BOOK_CHECK(stage >= 0 && stage <= 3,
              "ZeRO stage " << stage << " does not exist: pick 0 (DDP), 1, 2 or 3");
-  BOOK_CHECK(options.stage != Stage::kZero3,
-             "ZeRO stage 3 (FSDP) is not built in this chapter yet: it needs a chapter 4 model "
-             "whose parameters are gathered layer by layer; pick 0, 1 or 2 (the stage prints "
-             "stage 3's formula)");
   ZeroOptions out = options;
   out.train = ddp::resolve(as_ddp(options), world_size).train;
   const std::size_t parameters = train::ParameterLayout(out.train.model).total();

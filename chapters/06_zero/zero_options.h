@@ -20,7 +20,7 @@ enum class Stage {
   kDdp = 0,    ///< stage 0: everything replicated (chapter 5's DDP): 16Ψ bytes per rank
   kZero1 = 1,  ///< optimizer states (FP32 master, Adam's m and v) sharded: 4Ψ + 12Ψ/N
   kZero2 = 2,  ///< ... and the 16-bit gradients, reduce-scattered during backward: 2Ψ + 14Ψ/N
-  kZero3 = 3,  ///< ... and the 16-bit parameters (FSDP): 16Ψ/N. Formulas only in this chapter.
+  kZero3 = 3,  ///< ... and the 16-bit parameters (FSDP), gathered layer by layer: 16Ψ/N
 };
 
 /// "ddp", "zero1", "zero2", "zero3".
@@ -39,10 +39,9 @@ struct ZeroOptions {
 
 /// `options` with the task's vocabulary and context filled in, after chapter 5's checks (batch
 /// divisible by the ranks, a training precision, a bucket of ≥ 1 byte, a valid schedule) and
-/// ZeRO's: a stage this trainer runs (0, 1 or 2: stage 3 needs parameters that a chapter 4 model
-/// does not allocate, a seam not built yet) and no more ranks than parameters (a rank with an
-/// empty shard has nothing to update). Throws book::Error saying which value is wrong and what
-/// would do.
+/// ZeRO's: a stage 0–3 and no more ranks than parameters (a rank with an empty shard has nothing
+/// to update). Stage 3 ignores bucket_bytes: its units are the layers. Throws book::Error saying
+/// which value is wrong and what would do.
 ZeroOptions resolve(const ZeroOptions& options, int world_size);
 
 /// FNV-1a of every field every rank must agree on (chapter 5's fingerprint plus the stage).

@@ -19,20 +19,6 @@
 namespace book::zero {
 namespace {
 
-ZeroOptions checked_options(coll::Communicator& comm, const ZeroOptions& options) {
-  ZeroOptions resolved = resolve(options, comm.size());
-  double mine = std::bit_cast<double>(fingerprint(resolved));
-  std::vector<double> all(static_cast<std::size_t>(comm.size()));
-  comm.all_gather(std::span<const double>(&mine, 1), std::span<double>(all));
-  for (std::size_t r = 1; r < all.size(); ++r)
-    BOOK_CHECK(std::bit_cast<std::uint64_t>(all[r]) == std::bit_cast<std::uint64_t>(all[0]),
-               "ZeRO: rank " << r
-                             << "'s options differ from rank 0's: start every rank with the "
-                                "same model, task, batch, schedule, precision, seed, stage and "
-                                "bucket size");
-  return resolved;
-}
-
 // In mixed precision the model's FP32 tensors are the CPU's working copies (chapter 4).
 train::ModelOptions<float> model_options(const ZeroOptions& options, MemoryTracker* tracker) {
   train::ModelOptions<float> o;
@@ -55,10 +41,48 @@ std::size_t if_mixed(const ZeroOptions& o, std::size_t n) {
 
 }  // namespace
 
+ZeroOptions checked_options(coll::Communicator& comm, const ZeroOptions& options,
+                            bool sharded_parameters) {
+  if (sharded_parameters)
+    BOOK_CHECK(options.stage == Stage::kZero3,
+               "Zero3Trainer runs stage 3 only; stages 0-2 are ZeroTrainer's (got stage "
+                   << static_cast<int>(options.stage) << ")");
+  else
+    BOOK_CHECK(options.stage != Stage::kZero3,
+               "ZeroTrainer runs stages 0, 1 and 2; stage 3 (FSDP) is Zero3Trainer "
+               "(zero3_trainer.h), or make_trainer for any stage");
+  ZeroOptions resolved = resolve(options, comm.size());
+  double mine = std::bit_cast<double>(fingerprint(resolved));
+  std::vector<double> all(static_cast<std::size_t>(comm.size()));
+  comm.all_gather(std::span<const double>(&mine, 1), std::span<double>(all));
+  for (std::size_t r = 1; r < all.size(); ++r)
+    BOOK_CHECK(std::bit_cast<std::uint64_t>(all[r]) == std::bit_cast<std::uint64_t>(all[0]),
+               "ZeRO: rank " << r
+                             << "'s options differ from rank 0's: start every rank with the "
+                                "same model, task, batch, schedule, precision, seed, stage and "
+                                "bucket size");
+  return resolved;
+}
+
+train::Batch local_batch(const train::AdditionTask& task, Rng& rng,
+                         const ddp::DistributedSampler& sampler, int micro_batch) {
+  const train::Batch global = task.batch(rng, train::Split::kTrain, micro_batch);
+  const std::vector<std::int64_t> rows = sampler.indices(0, 0);
+  train::Batch local{static_cast<int>(rows.size()), global.seq_len, {}, {}};
+  const auto len = static_cast<std::ptrdiff_t>(global.seq_len);
+  for (std::int64_t row : rows) {
+    local.tokens.insert(local.tokens.end(), global.tokens.begin() + row * len,
+                        global.tokens.begin() + (row + 1) * len);
+    local.targets.insert(local.targets.end(), global.targets.begin() + row * len,
+                         global.targets.begin() + (row + 1) * len);
+  }
+  return local;
+}
+
 ZeroTrainer::ZeroTrainer(coll::Communicator& comm, const ZeroOptions& options,
                          MemoryTracker* tracker)
     : comm_(comm),
-      options_(checked_options(comm, options)),
+      options_(checked_options(comm, options, false)),
       local_batch_(options_.train.micro_batch / comm.size()),
       task_(options_.train.digits),
       tracker_(tracker != nullptr ? tracker : &own_tracker_),
@@ -141,18 +165,7 @@ coll::Counters ZeroTrainer::gradient_counters() const {
 }
 
 train::Batch ZeroTrainer::next_batch() {  // chapter 5's: draw the global batch, keep my rows
-  const train::Batch global =
-      task_.batch(data_rng_, train::Split::kTrain, options_.train.micro_batch);
-  const std::vector<std::int64_t> rows = sampler_.indices(0, 0);
-  train::Batch local{static_cast<int>(rows.size()), global.seq_len, {}, {}};
-  const auto len = static_cast<std::ptrdiff_t>(global.seq_len);
-  for (std::int64_t row : rows) {
-    local.tokens.insert(local.tokens.end(), global.tokens.begin() + row * len,
-                        global.tokens.begin() + (row + 1) * len);
-    local.targets.insert(local.targets.end(), global.targets.begin() + row * len,
-                         global.targets.begin() + (row + 1) * len);
-  }
-  return local;
+  return local_batch(task_, data_rng_, sampler_, options_.train.micro_batch);
 }
 
 //! [zero2_launch]

@@ -54,8 +54,41 @@ struct StepCounts {
   std::uint64_t messages_sent = 0;  ///< messages this rank sent in them
 };
 
-/// One rank's end of a ZeRO run. Every rank builds one with equal options (checked) and calls
-/// step() and master_weights() together.
+/// resolve(options) on every rank, and a check (one all-gather of fingerprints) that every rank
+/// has the same; throws book::Error naming the first rank that differs. `sharded_parameters`:
+/// the caller is ZeRO-3's trainer (stage 3 required), else stage 3 is refused. Collective.
+ZeroOptions checked_options(coll::Communicator& comm, const ZeroOptions& options,
+                            bool sharded_parameters);
+
+/// Chapter 5's data path: draw the global micro-batch of `micro_batch` sequences from `rng` and
+/// keep the rows `sampler` gives this rank.
+train::Batch local_batch(const train::AdditionTask& task, Rng& rng,
+                         const ddp::DistributedSampler& sampler, int micro_batch);
+
+/// What a sharded checkpoint saves and restores of one rank (zero_checkpoint.cc), for ZeroTrainer
+/// and Zero3Trainer alike: both own pieces of the flat buffer. Pointers, not owned.
+struct ShardedState {
+  coll::Communicator* comm = nullptr;              ///< every rank of the run
+  const ZeroOptions* options = nullptr;            ///< the run's resolved options
+  const ShardPlan* plan = nullptr;                 ///< this rank's pieces
+  std::vector<std::span<float>> master;            ///< FP32 master weights, one span per piece
+  std::vector<train::AdamWState>* adam = nullptr;  ///< Adam's moments, one per piece
+  std::int64_t* step = nullptr;                    ///< optimizer steps done
+  Rng* data_rng = nullptr;                         ///< the data stream
+  train::LossScaler* scaler = nullptr;             ///< the loss scale
+  bool replicated = false;  ///< stage 0: every rank holds everything, rank 0 alone writes
+};
+
+/// ZeroTrainer::save's body: each writing rank's `shard-<r>.ckpt`, then rank 0's manifest.
+/// Collective.
+void save_sharded(const std::string& dir, const ShardedState& state);
+/// ZeroTrainer::load's body, up to the weights' all-gather: checks the manifest and every shard
+/// (naming a missing or corrupted one), reshards into this rank's pieces, restores the step, the
+/// data stream and the loss scale. Collective.
+void load_sharded(const std::string& dir, const ShardedState& state);
+
+/// One rank's end of a ZeRO run (stages 0–2; stage 3 is zero3_trainer.h's). Every rank builds
+/// one with equal options (checked) and calls step() and master_weights() together.
 class ZeroTrainer {
  public:
   /// Checks the options (resolve) and that every rank has the same (fingerprint), builds and
@@ -102,6 +135,7 @@ class ZeroTrainer {
  private:
   bool mixed() const { return options_.train.precision != DType::kF32; }
   std::span<float> master_piece(std::size_t i);
+  std::vector<std::span<float>> master_pieces();
   coll::Buffer gradient_piece(std::size_t i);
   train::Batch next_batch();
   void reduce_gradients();

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "chapters/04_training_baseline/model.h"
@@ -196,6 +197,50 @@ EXERCISE_TEST("train.loss_scaler", MixedPrecision, Fp16OverflowSkipsTheStepAndHa
   for (int i = 0; i < 30 && applied == 0; ++i) applied += !trainer.step().skipped;
   EXPECT_EQ(applied, 1) << "after enough halvings a step must go through (scale now "
                         << trainer.scaler().scale() << ")";
+}
+
+// The seam chapter 6's ZeRO-3 uses: a model that owns no parameters, pointed range by range at
+// buffers the caller owns (one per layer, re-pointed between passes), computes what a model
+// with its own buffers computes, bit for bit: same loss, same gradients.
+EXERCISE_TEST("train.attention_backward", WholeModel, ReboundToCallerBuffersMatchesBitForBit) {
+  const Config config = tiny_config();
+  Model<float> owner(config, 2);
+  owner.init(7);
+  ModelOptions<float> options;
+  options.own_parameters = false;
+  Model<float> borrower(config, 2, options);
+  EXPECT_EQ(borrower.params().size(), 0u);
+  EXPECT_EQ(borrower.grads().size(), 0u);
+  const ParameterLayout& layout = owner.layout();
+  std::vector<std::pair<std::size_t, std::size_t>> ranges = {layout.embedding_range()};
+  for (int l = 0; l < config.n_layer; ++l) ranges.push_back(layout.layer_range(l));
+  ranges.push_back(layout.head_range());
+  // A first set of buffers holding garbage, then the real copies: re-pointing must take.
+  std::vector<std::vector<float>> junk, params, grads;
+  for (const auto& [begin, end] : ranges) {
+    junk.emplace_back(end - begin, 3.0f);
+    params.emplace_back(owner.params().begin() + begin, owner.params().begin() + end);
+    grads.emplace_back(end - begin, 0.0f);
+  }
+  for (std::size_t i = 0; i < ranges.size(); ++i)
+    borrower.bind_range(ranges[i].first, ranges[i].second, junk[i].data(), junk[i].data());
+  for (std::size_t i = 0; i < ranges.size(); ++i)
+    borrower.bind_range(ranges[i].first, ranges[i].second, params[i].data(), grads[i].data());
+  const TinyBatch b(5);
+  const float expected = owner.forward(b.tokens.data(), b.targets.data(), b.batch, b.seq_len);
+  const float got = borrower.forward(b.tokens.data(), b.targets.data(), b.batch, b.seq_len);
+  EXPECT_EQ(std::memcmp(&expected, &got, sizeof(float)), 0) << expected << " vs " << got;
+  owner.backward();
+  borrower.backward();
+  for (std::size_t i = 0; i < ranges.size(); ++i)
+    for (std::size_t k = 0; k < grads[i].size(); ++k)
+      ASSERT_EQ(std::memcmp(&grads[i][k], &owner.grads()[ranges[i].first + k], sizeof(float)), 0)
+          << "gradient element " << ranges[i].first + k;
+  EXPECT_THROW(borrower.bind_range(0, layout.total(), nullptr, grads[0].data()), Error);
+  const TensorSlot& wpe = layout.find("wpe");
+  EXPECT_THROW(borrower.bind_range(wpe.offset + 1, ranges[0].second, params[0].data(),
+                                   grads[0].data()),
+               Error);  // cuts wpe
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Scaffolding: bad options are refused before anything is allocated, each with a message that
-// names the value and what to do: an unknown stage, stage 3, a stage number out of range, a batch
-// the ranks do not divide, more ranks than parameters, ranks that disagree, a broken sharded
-// checkpoint.
+// names the value and what to do: an unknown stage, a stage for the wrong trainer, a stage number
+// out of range, a batch the ranks do not divide, more ranks than parameters, ranks that disagree,
+// a broken sharded checkpoint.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -10,6 +10,7 @@
 #include <string>
 
 #include "chapters/03_collectives/threads.h"
+#include "chapters/06_zero/zero3_trainer.h"
 #include "chapters/06_zero/zero_trainer.h"
 #include "common/testing/expect_error.h"
 #include "tests/06_zero/tiny_zero.h"
@@ -28,10 +29,8 @@ TEST(BadInput, StageNames) {
   book::testing::expect_error([] { parse_stage("fsdp"); }, "unknown ZeRO stage 'fsdp'");
 }
 
-TEST(BadInput, StagesOutsideZeroToTwo) {
+TEST(BadInput, StagesOutsideZeroToThree) {
   ZeroOptions o = tiny_zero_options(Stage::kZero3);
-  book::testing::expect_error([&] { resolve(o, 2); },
-                              {"stage 3 (FSDP) is not built", "pick 0, 1 or 2"});
   o.stage = static_cast<Stage>(7);
   book::testing::expect_error([&] { resolve(o, 2); }, "ZeRO stage 7 does not exist");
 }
@@ -61,6 +60,17 @@ TEST(BadInput, RanksWithDifferentOptions) {
         });
       },
       "rank 1's options differ from rank 0's");
+}
+
+// Each trainer runs its own stages, and says which trainer runs the other.
+TEST(BadInput, StageForTheWrongTrainer) {
+  coll::run_ranks(1, [](coll::Communicator& comm) {
+    book::testing::expect_error([&] { ZeroTrainer trainer(comm, tiny_zero_options(Stage::kZero3)); },
+                                {"ZeroTrainer runs stages 0, 1 and 2", "Zero3Trainer"});
+    book::testing::expect_error(
+        [&] { Zero3Trainer trainer(comm, tiny_zero_options(Stage::kZero1)); },
+        {"Zero3Trainer runs stage 3 only", "got stage 1"});
+  });
 }
 
 // A sharded checkpoint with a missing or corrupted shard, or of another model, is refused with a

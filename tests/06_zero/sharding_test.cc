@@ -98,8 +98,9 @@ TEST(Sharding, BadPlansAreRefused) {
         plan_shards({{500, 1000}, {100, 500}}, 2, 0, Stage::kZero1);
       },
       "last bucket must start at 0");
-  testing::expect_error([] { model_state_bytes(Stage::kZero3, DType::kBF16, 10, 5); },
-                        "stage 3 is not built");
+  // Stage 3: 16 bytes per owned parameter in both precisions.
+  EXPECT_EQ(model_state_bytes(Stage::kZero3, DType::kBF16, 10, 5).total(), 80u);
+  EXPECT_EQ(model_state_bytes(Stage::kZero3, DType::kF32, 10, 5).total(), 80u);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Scaffolding: the zero stage's command line. Bad input is a book::Error naming the value and
-// what to pass instead: an unknown stage, stage 3 to measure, a precision that does not train, an
+// what to pass instead: an unknown stage, a precision that does not train, an
 // N that does not divide the micro-batch; the tour's defaults.
 #include <gtest/gtest.h>
 
@@ -19,7 +19,7 @@ StageOptions parse(std::vector<const char*> args) {
 TEST(StageOptions, Defaults) {
   const StageOptions o = parse({});
   EXPECT_EQ(o.ranks, (std::vector<int>{1, 2, 3, 4}));
-  EXPECT_EQ(o.stages.size(), 3u);
+  EXPECT_EQ(o.stages.size(), 4u);  // ddp, zero1, zero2, zero3
   EXPECT_EQ(o.precision, DType::kBF16);
   const StageOptions tour = parse({"--tour"});
   EXPECT_EQ(tour.ranks, (std::vector<int>{2, 4}));
@@ -32,11 +32,6 @@ TEST(StageOptions, BadInputIsRefusedWithAMessage) {
         parse({"--stages", "zero1,zero9"});
       },
       {"unknown ZeRO stage 'zero9'", "valid: 0 or ddp"});
-  book::testing::expect_error(
-      [] {
-        parse({"--stages", "3"});
-      },
-      {"--stages 3: stage 3 (FSDP) is not built", "Measure 0, 1 or 2"});
   book::testing::expect_error(
       [] {
         parse({"--ranks", "5"});
