@@ -12,10 +12,7 @@ zero::ModelStateBytes dp_model_states(std::uint64_t psi, int dp, zero::Stage sta
              "--dp " << dp << " exceeds the " << psi
                      << " parameters of a rank: a rank would own nothing; use fewer ranks");
   const std::uint64_t owned = (psi + dp - 1) / dp;
-  if (stage != zero::Stage::kZero3) return zero::model_state_bytes(stage, precision, psi, owned);
-  zero::ModelStateBytes b = zero::model_state_bytes(zero::Stage::kZero2, precision, psi, owned);
-  b.parameters = b.parameters / psi * owned;  // the same bytes per element, of the shard only
-  return b;
+  return zero::model_state_bytes(stage, precision, psi, owned);
 }
 
 }  // namespace book::mem

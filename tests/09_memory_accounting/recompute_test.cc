@@ -64,7 +64,9 @@ EXERCISE_TEST("mem.recompute_segment", Recompute, HoldsOneSegmentOfActivations) 
     // One segment's blocks and the inputs of all but its first block, against L blocks stored.
     const std::size_t held = segment * block + (segment - 1) * row_bytes;
     EXPECT_EQ(tracker.current(MemoryCategory::kActivations), held) << "segment " << segment;
-    if (segment < c.n_layer) EXPECT_LT(held, c.n_layer * block) << "segment " << segment;
+    if (segment < c.n_layer) {
+      EXPECT_LT(held, c.n_layer * block) << "segment " << segment;
+    }
     // And the recomputing backward allocates nothing more.
     train::Model<float> model(c, kBatch);
     model.init(1);
