@@ -26,6 +26,10 @@ PACKAGES=(
 
 die() { echo "setup: $*" >&2; exit 1; }
 
+# The HTTP server of chapter 11: cpp-httplib (Debian builds it as a shared library with OpenSSL,
+# zlib and brotli) and nlohmann's JSON (header-only).
+PACKAGES+=(libcpp-httplib-dev nlohmann-json3-dev)
+
 # Also installed: a font with Chinese glyphs, so the interview answers (面试回答) and the glossary
 # render in a browser on this machine (kept apart from the list above so edits to it merge cleanly).
 PACKAGES+=(fonts-noto-cjk)

@@ -1,0 +1,190 @@
+#include "chapters/11_continuous_batching/engine_loop.h"
+
+#include <exception>
+
+namespace book::serve {
+
+PendingCompletion::Snapshot PendingCompletion::wait_accepted() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return state_.accepted || state_.ended; });
+  return snapshot();
+}
+
+PendingCompletion::Snapshot PendingCompletion::wait_for_more(std::size_t seen,
+                                                             std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, timeout, [&] { return state_.tokens.size() > seen || state_.ended; });
+  return snapshot();
+}
+
+PendingCompletion::Snapshot PendingCompletion::wait_ended() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return state_.ended; });
+  return snapshot();
+}
+
+void PendingCompletion::accept() {
+  std::lock_guard lock(mutex_);
+  state_.accepted = true;
+  changed_.notify_all();
+}
+
+void PendingCompletion::push(int token) {
+  std::lock_guard lock(mutex_);
+  state_.tokens.push_back(token);
+  changed_.notify_all();
+}
+
+void PendingCompletion::end(ApiFinish how, std::optional<int> last_token) {
+  std::lock_guard lock(mutex_);
+  if (last_token) state_.tokens.push_back(*last_token);
+  state_.ended = true;
+  state_.how = how;
+  changed_.notify_all();
+}
+
+void PendingCompletion::fail(int status, const std::string& what) {
+  std::lock_guard lock(mutex_);
+  state_.ended = true;
+  state_.error_status = status;
+  state_.error = what;
+  changed_.notify_all();
+}
+
+EngineLoop::EngineLoop(kv::ModelRunner& runner, kv::BlockManager& blocks,
+                       const SchedulerConfig& config)
+    : engine_(runner, blocks, config) {
+  // The engine thread is the only caller of engine_ from here on: it streams each token to the
+  // request's PendingCompletion as soon as it is sampled.
+  engine_.on_token([this](RequestId id, int token, bool last) {
+    if (!last) live_.at(id)->push(token);  // the last one comes with its finish reason
+  });
+  thread_ = std::thread([this] { run(); });
+}
+
+EngineLoop::~EngineLoop() { shutdown(std::chrono::milliseconds(0), 0); }
+
+//! [handover]
+std::shared_ptr<PendingCompletion> EngineLoop::submit(GenerationRequest request) {
+  auto pending = std::make_shared<PendingCompletion>();
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_)
+      throw ApiError(503, "", "the server is shutting down; send the request elsewhere");
+    if (broken_) throw ApiError(500, "", "the engine stopped after an internal error");
+    inbox_.push_back({std::move(request), pending});
+  }
+  wake_.notify_one();
+  return pending;  // the handler waits on it; only the engine thread writes to it
+}
+
+void EngineLoop::run() {
+  std::deque<Handover> incoming;
+  for (;;) {
+    bool step = false;
+    {
+      std::unique_lock lock(mutex_);
+      // Sleep until there is something to do: new requests, a shutdown, or work to step.
+      wake_.wait(lock,
+                 [&] { return !inbox_.empty() || stopping_ || (!held_ && engine_.has_work()); });
+      incoming.swap(inbox_);
+      if (stopping_ && (std::chrono::steady_clock::now() >= deadline_ ||
+                        report_.drain_steps >= max_drain_steps_)) {
+        // The bound ran out: what is still in flight is cancelled, with its tokens so far.
+        for (auto& [id, pending] : live_) pending->end(ApiFinish::kCancelled);
+        for (auto& h : incoming) h.pending->end(ApiFinish::kCancelled);
+        report_.cancelled += static_cast<int>(live_.size() + incoming.size());
+        live_.clear();
+        return;
+      }
+      step = !held_;
+    }
+    for (auto& h : incoming) {  // the engine's own checks refuse bad requests here
+      try {
+        live_.emplace(engine_.submit(h.request), h.pending);
+        h.pending->accept();
+        std::lock_guard lock(mutex_);
+        ++accepted_;
+      } catch (const Error& e) {
+        h.pending->fail(400, e.what());
+      }
+    }
+    incoming.clear();
+    if (!step || !engine_.has_work()) {
+      std::lock_guard lock(mutex_);
+      if (stopping_ && !engine_.has_work() && inbox_.empty()) return;  // drained
+      continue;
+    }
+    try {
+      const StepRecord record = engine_.step();
+      std::lock_guard lock(mutex_);
+      ++steps_;
+      if (stopping_) ++report_.drain_steps;
+      max_batch_ = std::max(max_batch_, record.decode_rows + record.prefill_chunks);
+    } catch (const std::exception& e) {  // a bug: fail every request rather than hang them
+      std::lock_guard lock(mutex_);
+      broken_ = true;
+      for (auto& [id, pending] : live_)
+        pending->fail(500, std::string("engine error: ") + e.what());
+      for (auto& h : inbox_) h.pending->fail(500, std::string("engine error: ") + e.what());
+      live_.clear();
+      inbox_.clear();
+      return;
+    }
+    for (const Completion& c : engine_.take_finished()) {
+      live_.at(c.id)->end(c.reason == FinishReason::kStop ? ApiFinish::kStop : ApiFinish::kLength,
+                          c.tokens.back());
+      live_.erase(c.id);
+      std::lock_guard lock(mutex_);
+      ++completed_;
+      if (stopping_) ++report_.finished;
+    }
+  }
+}
+//! [handover]
+
+void EngineLoop::hold(bool on) {
+  {
+    std::lock_guard lock(mutex_);
+    held_ = on;
+  }
+  wake_.notify_one();
+}
+
+ShutdownReport EngineLoop::shutdown(std::chrono::milliseconds grace, std::int64_t max_steps) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!stopping_) {
+      stopping_ = true;
+      held_ = false;  // draining means stepping
+      deadline_ = std::chrono::steady_clock::now() + grace;
+      max_drain_steps_ = max_steps;
+    }
+  }
+  wake_.notify_one();
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard lock(mutex_);
+  return report_;
+}
+
+std::int64_t EngineLoop::steps() const {
+  std::lock_guard lock(mutex_);
+  return steps_;
+}
+
+int EngineLoop::max_batch() const {
+  std::lock_guard lock(mutex_);
+  return max_batch_;
+}
+
+std::int64_t EngineLoop::accepted() const {
+  std::lock_guard lock(mutex_);
+  return accepted_;
+}
+
+std::int64_t EngineLoop::completed() const {
+  std::lock_guard lock(mutex_);
+  return completed_;
+}
+
+}  // namespace book::serve
