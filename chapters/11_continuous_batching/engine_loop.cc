@@ -77,7 +77,9 @@ std::shared_ptr<PendingCompletion> EngineLoop::submit(GenerationRequest request)
   wake_.notify_one();
   return pending;  // the handler waits on it; only the engine thread writes to it
 }
+//! [handover]
 
+//! [engine_thread]
 void EngineLoop::run() {
   std::deque<Handover> incoming;
   for (;;) {
@@ -102,9 +104,11 @@ void EngineLoop::run() {
     for (auto& h : incoming) {  // the engine's own checks refuse bad requests here
       try {
         live_.emplace(engine_.submit(h.request), h.pending);
+        {
+          std::lock_guard lock(mutex_);
+          ++accepted_;
+        }
         h.pending->accept();
-        std::lock_guard lock(mutex_);
-        ++accepted_;
       } catch (const Error& e) {
         h.pending->fail(400, e.what());
       }
@@ -132,16 +136,18 @@ void EngineLoop::run() {
       return;
     }
     for (const Completion& c : engine_.take_finished()) {
+      {
+        std::lock_guard lock(mutex_);  // counted before the handler wakes, so it sees the count
+        ++completed_;
+        if (stopping_) ++report_.finished;
+      }
       live_.at(c.id)->end(c.reason == FinishReason::kStop ? ApiFinish::kStop : ApiFinish::kLength,
                           c.tokens.back());
       live_.erase(c.id);
-      std::lock_guard lock(mutex_);
-      ++completed_;
-      if (stopping_) ++report_.finished;
     }
   }
 }
-//! [handover]
+//! [engine_thread]
 
 void EngineLoop::hold(bool on) {
   {
