@@ -6,6 +6,7 @@
 // data-parallel average change the order of the sums), for GPipe and 1F1B. Bad degrees are refused
 // with a message naming them.
 #include <cmath>
+#include <iostream>
 #include <limits>
 #include <mutex>
 #include <string>
@@ -68,15 +69,20 @@ void run_3d(const std::string& name) {
     // Each of a stage's 2 blocks all-reduces twice forward and twice backward per micro-batch.
     EXPECT_EQ(tp_all_reduces[r], 2 * 4 * m) << "world rank " << r;
   }
+  double worst = 0;  // the largest relative gradient deviation, printed for the README
   for (int d = 0; d < degrees.dp; ++d)
     for (const auto& slot : whole.layout().slots())
       for (std::size_t i = slot.offset; i < slot.offset + slot.size(); ++i) {
         const double want = whole.grads()[i], got = assembled[d][i];
+        worst = std::max(worst, std::fabs(got - want) / std::max(1.0, std::fabs(want)));
         ASSERT_FALSE(std::isnan(got)) << "replica " << d << ": " << slot.name << "["
                                       << i - slot.offset << "] is held by no rank";
         ASSERT_NEAR(got, want, kTolerance * std::max(1.0, std::fabs(want)))
             << "replica " << d << ": gradient of " << slot.name << "[" << i - slot.offset << "]";
       }
+  std::cout << name << ": loss deviation "
+            << std::fabs(losses[0] - want_loss) / std::fabs(want_loss)
+            << ", largest gradient deviation " << worst << " (relative)\n";
 }
 
 TEST(ThreeD, GPipeOnTwoByTwoByTwoEqualsOneDevice) { run_3d("gpipe"); }
