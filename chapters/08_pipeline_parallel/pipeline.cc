@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "chapters/03_collectives/mpi.h"
 #include "chapters/03_collectives/threads.h"
 #include "chapters/08_pipeline_parallel/executor.h"
 #include "chapters/08_pipeline_parallel/partition.h"
@@ -182,8 +183,48 @@ double deviation(const Row& r) {
   return std::fabs(r.loss - r.single_loss) / std::fabs(r.single_loss);
 }
 
+// --backend mpi: one stage per process of mpirun, over chapter 3's MPI backend. Each schedule's
+// real step, its loss against the one-device step (every process runs that too) and the bytes
+// per boundary message, printed by rank 0.
+int run_mpi(const Options& o, int argc, char** argv) {
+  book::coll::MpiSession session(&argc, &argv);
+  book::coll::MpiCommunicator comm;
+  BOOK_CHECK(comm.size() == o.stages, "--stages " << o.stages << " but mpirun started "
+                                                  << comm.size() << " processes; pass --stages "
+                                                  << comm.size() << " or mpirun -np " << o.stages);
+  if (comm.rank() == 0) book::print_machine_load();
+  book::train::Config config;
+  config.n_layer = o.layers, config.d_model = o.d_model, config.n_head = o.heads;
+  config.vocab_size = 12, config.context = 11;
+  const auto micro = random_micro_batches(config, o.micro_batches, o.batch, config.context, 8);
+  book::train::Model<float> whole(config, o.batch);
+  whole.init(8);
+  const double single = single_device_step(whole, micro);
+  book::Table table({"schedule", "p (processes)", "m", "v", "loss", "one device", "loss deviation",
+                     "bytes per message (rank 0)"});
+  for (const std::string& name : o.schedules) {
+    const Shape shape{o.stages, o.micro_batches, name == "interleaved" ? o.chunks : 1};
+    const Schedule schedule = make_schedule(name, shape);
+    auto chunks = make_rank_models<float>(
+        config, o.batch, shape, even_boundaries(o.layers, shape.virtual_stages()), comm.rank(), 8);
+    const RankResult r = execute<float>(comm, schedule, chunks, micro);
+    const std::uint64_t per_message =
+        r.traffic.messages_sent > 0 ? r.traffic.bytes_sent / r.traffic.messages_sent : 0;
+    table.add_row({name, std::to_string(shape.stages), std::to_string(shape.micro_batches),
+                   std::to_string(shape.chunks), book::fixed(r.loss, 6), book::fixed(single, 6),
+                   book::fixed(std::fabs(r.loss - single) / std::fabs(single), 6),
+                   std::to_string(per_message)});
+  }
+  if (comm.rank() == 0)
+    std::cout << "\nThe real step as " << comm.size()
+              << " MPI processes, one stage each (FP32):\n\n"
+              << table.markdown();
+  return 0;
+}
+
 int body(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
+  if (o.backend == "mpi") return run_mpi(o, argc, argv);
   book::print_machine_load();
   if (o.tour)
     std::cout << "tour-config: 08 | pipeline --tour: p = 4 thread ranks, m = 8 micro-batches, "
