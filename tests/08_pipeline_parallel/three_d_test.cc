@@ -3,8 +3,8 @@
 // all-reducing over the grid's tp() group (chapter 7's TensorParallelGroup), gives the
 // single-device step over both replicas' micro-batches: the loss and every gradient, gathered
 // from the slices, to 1e-12 relative in double precision (the tensor-parallel all-reduces and the
-// data-parallel average change the order of the sums), for GPipe and 1F1B. Bad degrees are refused
-// with a message naming them.
+// data-parallel average change the order of the sums), for GPipe, 1F1B and interleaved (v = 2).
+// Bad degrees are refused with a message naming them.
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -32,16 +32,17 @@ train::Config small_config() {
   return c;
 }
 
-void run_3d(const std::string& name) {
-  SCOPED_TRACE(name + ", dp × tp × pp = 2 × 2 × 2");
+void run_3d(const std::string& name, int m, int chunks_per_rank) {
+  SCOPED_TRACE(name + ", dp × tp × pp = 2 × 2 × 2, m = " + std::to_string(m) +
+               " per replica, v = " + std::to_string(chunks_per_rank));
   const train::Config config = small_config();
   const coll::GridDegrees degrees{2, 2, 2, 1};
-  const int batch = 2, seq_len = 5, m = 3;
+  const int batch = 2, seq_len = 5;
   const auto all = random_micro_batches(config, degrees.dp * m, batch, seq_len, 91);
   train::Model<double> whole(config, batch);
   whole.init(92);
   const double want_loss = single_device_step(whole, all);
-  const Schedule schedule = make_schedule(name, {degrees.pp, m, 1});
+  const Schedule schedule = make_schedule(name, {degrees.pp, m, chunks_per_rank});
 
   std::mutex mutex;
   // Per replica, the slices of every rank put back in the whole layout (NaN: not held there).
@@ -66,7 +67,8 @@ void run_3d(const std::string& name) {
   for (int r = 0; r < 8; ++r) {
     EXPECT_NEAR(losses[r], want_loss, kTolerance * std::fabs(want_loss))
         << "world rank " << r << ": loss " << losses[r] << ", one device " << want_loss;
-    // Each of a stage's 2 blocks all-reduces twice forward and twice backward per micro-batch.
+    // Each of a rank's 2 blocks (in 1 or 2 chunks) all-reduces twice forward and twice backward
+    // per micro-batch.
     EXPECT_EQ(tp_all_reduces[r], 2 * 4 * m) << "world rank " << r;
   }
   double worst = 0;  // the largest relative gradient deviation, printed for the README
@@ -85,9 +87,11 @@ void run_3d(const std::string& name) {
             << ", largest gradient deviation " << worst << " (relative)\n";
 }
 
-TEST(ThreeD, GPipeOnTwoByTwoByTwoEqualsOneDevice) { run_3d("gpipe"); }
+TEST(ThreeD, GPipeOnTwoByTwoByTwoEqualsOneDevice) { run_3d("gpipe", 3, 1); }
 
-TEST(ThreeD, OneFOneBOnTwoByTwoByTwoEqualsOneDevice) { run_3d("1f1b"); }
+TEST(ThreeD, OneFOneBOnTwoByTwoByTwoEqualsOneDevice) { run_3d("1f1b", 3, 1); }
+
+TEST(ThreeD, InterleavedOnTwoByTwoByTwoEqualsOneDevice) { run_3d("interleaved", 4, 2); }
 
 TEST(ThreeD, RefusesDegreesThatDoNotDivide) {
   const train::Config config = small_config();  // 2 heads, 4 layers
