@@ -8,6 +8,7 @@
 #include "chapters/04_training_baseline/block_split.h"
 #include "chapters/04_training_baseline/parameters.h"
 #include "chapters/04_training_baseline/step.h"
+#include "chapters/08_pipeline_parallel/three_d.h"
 #include "common/check.h"
 #include "common/rng.h"
 #include "common/trace.h"
@@ -62,10 +63,10 @@ Timeline ExecutionLog::timeline(const Shape& shape) const {
 }
 
 template <typename T>
-std::vector<std::unique_ptr<train::Model<T>>> make_rank_models(const train::Config& config,
-                                                               int max_batch, const Shape& shape,
-                                                               const std::vector<int>& boundaries,
-                                                               int rank, std::uint64_t seed) {
+std::vector<std::unique_ptr<train::Model<T>>> make_rank_models(
+    const train::Config& config, int max_batch, const Shape& shape,
+    const std::vector<int>& boundaries, int rank, std::uint64_t seed,
+    const train::TensorParallelSlice& slice, train::TensorParallelComm<T>* tensor_parallel) {
   check_shape(shape, "make_rank_models");
   const int stages = shape.virtual_stages();
   BOOK_CHECK(static_cast<int>(boundaries.size()) == stages + 1 && boundaries.front() == 0 &&
@@ -82,7 +83,8 @@ std::vector<std::unique_ptr<train::Model<T>>> make_rank_models(const train::Conf
                "make_rank_models: virtual stage " << vs << " has no layers (cuts " << boundaries[vs]
                                                   << ", " << boundaries[vs + 1] << ")");
     train::ModelOptions<T> options;
-    options.part = train::ModelPart{boundaries[vs], boundaries[vs + 1]};
+    options.part = train::ModelPart{boundaries[vs], boundaries[vs + 1], slice};
+    options.tensor_parallel = tensor_parallel;
     chunks.push_back(std::make_unique<train::Model<T>>(config, max_batch, options));
     chunks.back()->init(seed);
   }
@@ -105,6 +107,12 @@ RankResult execute(coll::Communicator& comm, const Schedule& schedule,
                               << shape.chunks);
   BOOK_CHECK(static_cast<int>(micro_batches.size()) == m,
              "execute: " << micro_batches.size() << " micro-batches for m = " << m);
+  // B and W split for tensor-parallel blocks is written in chapter 4 but not wired here.
+  BOOK_CHECK(!schedule.split_backward || chunks.front()->part().tensor_parallel.size == 1,
+             "execute: " << schedule.name << " splits the backward into B and W, which this "
+                         << "executor runs for whole blocks only (tensor-parallel degree "
+                         << chunks.front()->part().tensor_parallel.size
+                         << "); use gpipe, 1f1b or interleaved with tp > 1");
   for (const auto& chunk : chunks) chunk->zero_grad();
   const T scale = T(1) / T(m);
   const coll::Counters before = comm.counters();
@@ -253,11 +261,7 @@ RankResult execute_data_parallel(coll::ProcessGrid& grid, const Schedule& schedu
              "execute_data_parallel: tensor-parallel degree "
                  << grid.degrees().tp
                  << "; this composition runs chapter 4's whole layers (tp = 1)");
-  RankResult result = execute<T>(grid.pp(), schedule, chunks, micro_batches, options);
-  for (const auto& chunk : chunks)
-    grid.dp().all_reduce(coll::Buffer(chunk->grads().span()), coll::ReduceOp::kAvg);
-  grid.dp().all_reduce(coll::Buffer(std::span<double>(&result.loss, 1)), coll::ReduceOp::kAvg);
-  return result;
+  return execute_3d<T>(grid, schedule, chunks, micro_batches, options);  // three_d.cc
 }
 //! [execute_data_parallel]
 
@@ -291,7 +295,8 @@ std::vector<train::Batch> random_micro_batches(const train::Config& config, int 
 
 #define BOOK_PP_INSTANTIATE(T)                                                                \
   template std::vector<std::unique_ptr<train::Model<T>>> make_rank_models<T>(                 \
-      const train::Config&, int, const Shape&, const std::vector<int>&, int, std::uint64_t);  \
+      const train::Config&, int, const Shape&, const std::vector<int>&, int, std::uint64_t,   \
+      const train::TensorParallelSlice&, train::TensorParallelComm<T>*);                      \
   template RankResult execute<T>(coll::Communicator&, const Schedule&,                        \
                                  std::span<const std::unique_ptr<train::Model<T>>>,           \
                                  std::span<const train::Batch>, const ExecuteOptions&);       \

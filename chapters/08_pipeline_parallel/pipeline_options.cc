@@ -25,6 +25,11 @@ Options parse_options(int argc, const char* const* argv) {
   flags.add("d-model", &o.d_model, "model width (a multiple of --heads)").range(4, 1024);
   flags.add("heads", &o.heads, "attention heads").range(1, 64);
   flags.add("batch", &o.batch, "sequences per micro-batch").range(1, 64);
+  flags
+      .add("backend", &o.backend,
+           "threads: p thread ranks in this process; mpi: one stage per process of mpirun "
+           "(mpirun -np p; the real step only, no simulation or trace)")
+      .choices({"threads", "mpi"});
   flags.add("tour", &o.tour, "the tour's short run: every schedule at p = 4, m = 8, v = 2");
   flags.parse(argc, argv);
   if (o.tour) {

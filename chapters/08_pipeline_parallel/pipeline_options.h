@@ -18,6 +18,7 @@ struct Options {
   int heads = 4;                                  ///< attention heads
   int batch = 2;                                  ///< sequences per micro-batch
   bool tour = false;                              ///< the tour's short run
+  std::string backend = "threads";                ///< threads, or mpi: one stage per process
 };
 
 /// Parses the flags (--help lists them) and checks that every schedule asked for can run:
