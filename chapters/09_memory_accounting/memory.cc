@@ -225,13 +225,16 @@ std::vector<AllocatorRun> allocator_runs() {
 
 Table allocator_table(const std::vector<AllocatorRun>& runs) {
   Table t({"model (bf16, mb 32, 2 steps)", "allocator", "events", "peak requested B",
-           "peak allocated B", "peak reserved B", "unused at peak", "segments at end",
-           "device calls"});
+           "peak allocated B", "peak reserved B", "reserved / requested", "unused at peak",
+           "segments at end", "device calls"});
   for (const AllocatorRun& run : runs)
     for (const auto& [variant, r] :
          {std::pair{"default", &run.standard}, std::pair{"expandable", &run.expandable}})
       t.add_row({run.model, variant, std::to_string(run.events), std::to_string(r->peak_requested),
                  std::to_string(r->peak_allocated), std::to_string(r->at_peak_reserved.reserved),
+                 fixed(static_cast<double>(r->at_peak_reserved.reserved) /
+                           static_cast<double>(r->peak_requested),
+                       3),
                  fixed(100 * r->fragmentation_at_peak(), 1) + "%", std::to_string(r->segments),
                  std::to_string(r->device_calls)});
   return t;
@@ -350,7 +353,9 @@ int body(int argc, char** argv) {
   if (tour)
     std::cout << "tour-config: 09 | memory --tour: the chapter's run (6 one-step trainings of the "
                  "book's model, 6 one-step ZeRO runs on 2 and 4 thread ranks, a recomputed "
-                 "backward, formulas for the rest); the same as without "
+                 "backward, tiled vs chapter 4's attention at T = 10, 1024, 2048, two trainers' "
+                 "allocation logs replayed through the caching-allocator simulator, formulas for "
+                 "the rest); the same as without "
                  "--tour\n";
 
   std::cout << "# Chapter 9: where training memory goes\n\n## Measured = predicted: chapter 4's "
