@@ -270,7 +270,8 @@ std::vector<Rung> ladder() {
   s.recompute = Recompute::kSelective;
   rungs.push_back({"+ selective recomputation", s});
   // FlashAttention never stores the s² scores: the calculator prices it as selective
-  // recomputation (the 5as/h term gone), without the lse's 4·a·s bytes per layer (0.06%).
+  // recomputation (the 5as/h term gone), without the lse's 4·a·s bytes per layer (under 0.1% of the
+  // activations).
   rungs.push_back({"or instead: tiled (Flash) attention, no recomputation", s});
   s.recompute = Recompute::kFull;
   rungs.push_back({"+ full recomputation", s});
