@@ -40,9 +40,9 @@ std::size_t flash_forward_scratch_bytes(const FlashShape& shape, std::size_t ele
 /// and its gradient tile (2 · tile × tile).
 std::size_t flash_backward_scratch_bytes(const FlashShape& shape, std::size_t element_bytes);
 
-/// Writes out [B·T, H·D] and lse [B·H·T] (index (b·H + h)·T + t) from qkv, tile by tile with an
-/// online softmax (a running max and sum per query row). Scratch is reported to `tracker` (may be
-/// null) under kOther.
+/// Exercise mem.flash_attention_forward: writes out [B·T, H·D] and lse [B·H·T] (index (b·H + h)·T +
+/// t) from qkv, tile by tile with an online softmax (a running max and sum per query row). Scratch
+/// is reported to `tracker` (may be null) under kOther.
 template <typename T>
 void flash_attention_forward(const T* qkv, const FlashShape& shape, T* out, T* lse,
                              MemoryTracker* tracker = nullptr);

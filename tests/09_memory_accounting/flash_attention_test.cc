@@ -1,4 +1,5 @@
-// Tiled attention against chapter 4's attention: outputs and dQ, dK, dV equal (within 1e-5 in
+// Graded: mem.flash_attention_forward (the backward is the chapter's, tested with it). Tiled
+// attention against chapter 4's attention: outputs and dQ, dK, dV equal (within 1e-5 in
 // float against a double reference, 1e-12 in double) at awkward sizes (T not a multiple of the
 // tile, T = 1, tile 1, tile > T, several heads); the bytes each holds counted exactly.
 #include "chapters/09_memory_accounting/flash_attention.h"
@@ -10,6 +11,7 @@
 
 #include "chapters/04_training_baseline/layers.h"
 #include "common/rng.h"
+#include "common/testing/exercise.h"
 #include "common/testing/expect_error.h"
 
 namespace book::mem {
@@ -75,17 +77,17 @@ const FlashShape kShapes[] = {
     {1, 64, 5, 3, 8},   // T a multiple of the tile, many tiles
 };
 
-TEST(FlashAttention, FloatEqualsChapter4InDoubleWithin1e5) {
+EXERCISE_TEST("mem.flash_attention_forward", FlashAttention, FloatEqualsChapter4InDoubleWithin1e5) {
   std::uint64_t seed = 11;
   for (const FlashShape& s : kShapes) check_against_chapter4<float>(s, seed += 7, 1e-5);
 }
 
-TEST(FlashAttention, DoubleEqualsChapter4Within1e12) {
+EXERCISE_TEST("mem.flash_attention_forward", FlashAttention, DoubleEqualsChapter4Within1e12) {
   std::uint64_t seed = 101;
   for (const FlashShape& s : kShapes) check_against_chapter4<double>(s, seed += 7, 1e-12);
 }
 
-TEST(FlashAttention, LogSumExpIsThePerRowNormaliser) {
+EXERCISE_TEST("mem.flash_attention_forward", FlashAttention, LogSumExpIsThePerRowNormaliser) {
   const FlashShape s{1, 5, 1, 4, 2};
   const std::vector<double> qkv = seeded(5 * 12, 5);
   std::vector<double> out(5 * 4), lse(5, 1e30);
@@ -102,7 +104,7 @@ TEST(FlashAttention, LogSumExpIsThePerRowNormaliser) {
 }
 
 // Chapter 4 keeps att [B, H, T, T]; the tiled forward keeps lse [B, H, T] plus one tile.
-TEST(FlashAttention, BytesHeldCountedExactly) {
+EXERCISE_TEST("mem.flash_attention_forward", FlashAttention, BytesHeldCountedExactly) {
   const FlashShape s{2, 100, 3, 8, 16};
   const std::size_t f = sizeof(float), B = 2, T = 100, H = 3, D = 8, tile = 16;
   const std::size_t tokens = B * T, width = H * D;
@@ -137,7 +139,7 @@ TEST(FlashAttention, BytesHeldCountedExactly) {
   EXPECT_LT(tiled.peak_total() * 35, naive.peak_total());
 }
 
-TEST(FlashAttention, BadSizesNameTheField) {
+EXERCISE_TEST("mem.flash_attention_forward", FlashAttention, BadSizesNameTheField) {
   std::vector<float> buf(64);
   testing::expect_error(
       [&] {
@@ -149,12 +151,25 @@ TEST(FlashAttention, BadSizesNameTheField) {
         flash_attention_forward(buf.data(), {1, 2, 1, 1, 0}, buf.data(), buf.data());
       },
       {"tile", "got 0"});
+}
+
+// The backward is the chapter's; its checks run after a valid forward (the exercise) made its
+// inputs.
+EXERCISE_TEST("mem.flash_attention_forward", FlashAttention, BackwardBadSizesNameTheField) {
+  std::vector<float> buf(64, 0.25f);
+  flash_attention_forward(buf.data(), {1, 2, 1, 1, 4}, buf.data() + 8, buf.data() + 16);
   testing::expect_error(
       [&] {
         flash_attention_backward(buf.data(), buf.data(), buf.data(), buf.data(), {1, 2, -3, 1, 4},
                                  buf.data());
       },
       {"n_head", "got -3"});
+  testing::expect_error(
+      [&] {
+        flash_attention_backward(buf.data(), buf.data(), buf.data(), buf.data(), {0, 2, 1, 1, 4},
+                                 buf.data());
+      },
+      {"batch", "got 0"});
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Tiled causal attention (Dao et al. 2022, Algorithms 1 and 2) in chapter 4's layout; see
-// flash_attention.h.
+// Tiled causal attention's backward (Dao et al. 2022, Algorithm 2) in chapter 4's layout, and the
+// shape checks; the forward is exercise mem.flash_attention_forward (solutions/ or exercises/).
 #include "chapters/09_memory_accounting/flash_attention.h"
 
 #include <algorithm>
@@ -11,7 +11,8 @@
 namespace book::mem {
 namespace {
 
-// Where one head's q, k, v and output rows sit in chapter 4's layout.
+// Where one head's q, k, v and output rows sit in chapter 4's layout (the forward's solution has
+// its own copy: a track's file may not reach into the chapter's sources).
 struct Layout {
   std::size_t width, row;  // H·D and 3·H·D
   Layout(const FlashShape& s)
@@ -42,71 +43,6 @@ std::size_t flash_backward_scratch_bytes(const FlashShape& s, std::size_t elemen
   const std::size_t tile = static_cast<std::size_t>(s.tile);
   return (s.rows() + 2 * tile * tile) * element_bytes;
 }
-
-//! [flash_forward]
-template <typename T>
-void flash_attention_forward(const T* qkv, const FlashShape& s, T* out, T* lse,
-                             MemoryTracker* tracker) {
-  s.check();
-  const Layout at(s);
-  const int D = s.head_size, tile = s.tile;
-  const T scale = T(1) / std::sqrt(T(D));
-  const std::size_t tt = static_cast<std::size_t>(tile);
-  TrackedBuffer<T> scores(tt * tt, MemoryCategory::kOther, tracker);  // one tile of S, then P
-  TrackedBuffer<T> row_max(tt, MemoryCategory::kOther, tracker);      // m_i, running
-  TrackedBuffer<T> row_sum(tt, MemoryCategory::kOther, tracker);      // l_i, running
-  TrackedBuffer<T> acc(tt * D, MemoryCategory::kOther, tracker);      // unnormalised output
-  for (int b = 0; b < s.batch; ++b)
-    for (int h = 0; h < s.n_head; ++h)
-      for (int i0 = 0; i0 < s.seq_len; i0 += tile) {
-        const int i1 = std::min(i0 + tile, s.seq_len);
-        std::fill(row_max.data(), row_max.data() + tt, -std::numeric_limits<T>::infinity());
-        std::fill(row_sum.data(), row_sum.data() + tt, T(0));
-        std::fill(acc.data(), acc.data() + tt * D, T(0));
-        // Causal: key tiles past the query tile's last row contribute nothing.
-        for (int j0 = 0; j0 < i1; j0 += tile) {
-          const int j1 = std::min(j0 + tile, s.seq_len);
-          for (int i = i0; i < i1; ++i) {
-            const T* q = qkv + at.token(s, b, i) * at.row + h * D;
-            T* srow = scores.data() + (i - i0) * tt;
-            const int last = std::min(j1, i + 1);  // keys j <= i only
-            T tile_max = -std::numeric_limits<T>::infinity();
-            for (int j = j0; j < last; ++j) {
-              const T* k = qkv + at.token(s, b, j) * at.row + at.width + h * D;
-              T dot = 0;
-              for (int d = 0; d < D; ++d) dot += q[d] * k[d];
-              srow[j - j0] = dot * scale;
-              tile_max = std::max(tile_max, srow[j - j0]);
-            }
-            if (last <= j0) continue;  // the whole tile is above the diagonal for this row
-            // Online softmax: rescale what was summed under the old max to the new one.
-            T& m = row_max[i - i0];
-            const T m_new = std::max(m, tile_max);
-            const T correction = std::exp(m - m_new);  // exp(-inf) = 0 on the first tile
-            T* a = acc.data() + (i - i0) * D;
-            for (int d = 0; d < D; ++d) a[d] *= correction;
-            T sum = 0;
-            for (int j = j0; j < last; ++j) {
-              const T p = std::exp(srow[j - j0] - m_new);
-              sum += p;
-              const T* v = qkv + at.token(s, b, j) * at.row + 2 * at.width + h * D;
-              for (int d = 0; d < D; ++d) a[d] += p * v[d];
-            }
-            row_sum[i - i0] = row_sum[i - i0] * correction + sum;
-            m = m_new;
-          }
-        }
-        for (int i = i0; i < i1; ++i) {
-          const T l = row_sum[i - i0];
-          T* o = out + at.token(s, b, i) * at.width + h * D;
-          const T* a = acc.data() + (i - i0) * D;
-          for (int d = 0; d < D; ++d) o[d] = a[d] / l;
-          lse[(static_cast<std::size_t>(b) * s.n_head + h) * s.seq_len + i] =
-              row_max[i - i0] + std::log(l);
-        }
-      }
-}
-//! [flash_forward]
 
 //! [flash_backward]
 template <typename T>
@@ -181,10 +117,6 @@ void flash_attention_backward(const T* dout, const T* qkv, const T* out, const T
 }
 //! [flash_backward]
 
-template void flash_attention_forward<float>(const float*, const FlashShape&, float*, float*,
-                                             MemoryTracker*);
-template void flash_attention_forward<double>(const double*, const FlashShape&, double*, double*,
-                                              MemoryTracker*);
 template void flash_attention_backward<float>(const float*, const float*, const float*,
                                               const float*, const FlashShape&, float*,
                                               MemoryTracker*);
