@@ -45,7 +45,32 @@ std::size_t MemorySnapshot::total() const {
 }
 
 void MemoryTracker::allocate(MemoryCategory category, std::size_t bytes) {
+  allocate(category, bytes, nullptr);
+}
+
+void MemoryTracker::release(MemoryCategory category, std::size_t bytes) {
+  release(category, bytes, nullptr);
+}
+
+void MemoryTracker::log(bool allocate, MemoryCategory category, std::size_t bytes,
+                        const void* address) {
+  if (recording_)
+    events_.push_back({allocate, category, bytes, reinterpret_cast<std::uintptr_t>(address)});
+}
+
+void MemoryTracker::record_events(bool on) {
   const std::lock_guard lock(mutex_);
+  recording_ = on;
+}
+
+std::vector<MemoryEvent> MemoryTracker::events() const {
+  const std::lock_guard lock(mutex_);
+  return events_;
+}
+
+void MemoryTracker::allocate(MemoryCategory category, std::size_t bytes, const void* address) {
+  const std::lock_guard lock(mutex_);
+  log(true, category, bytes, address);
   std::size_t& now = current_.bytes[index(category)];
   now += bytes;
   current_total_ += bytes;
@@ -58,7 +83,7 @@ void MemoryTracker::allocate(MemoryCategory category, std::size_t bytes) {
   }
 }
 
-void MemoryTracker::release(MemoryCategory category, std::size_t bytes) {
+void MemoryTracker::release(MemoryCategory category, std::size_t bytes, const void* address) {
   const std::lock_guard lock(mutex_);
   std::size_t& now = current_.bytes[index(category)];
   BOOK_CHECK(bytes <= now, "MemoryTracker::release: " << bytes << " bytes of "
@@ -68,6 +93,7 @@ void MemoryTracker::release(MemoryCategory category, std::size_t bytes) {
                                                          "another category than allocated?)");
   now -= bytes;
   current_total_ -= bytes;
+  log(false, category, bytes, address);
 }
 
 std::size_t MemoryTracker::current(MemoryCategory category) const {

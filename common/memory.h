@@ -11,9 +11,11 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "common/buffer.h"
 
@@ -52,6 +54,15 @@ struct MemorySnapshot {
   std::size_t total() const;
 };
 
+/// One allocation or release as an event log records it (MemoryTracker::record_events): the
+/// allocation trace chapter 9's caching-allocator simulator replays.
+struct MemoryEvent {
+  bool allocate = true;                              ///< true: an allocation; false: a release
+  MemoryCategory category = MemoryCategory::kOther;  ///< what the buffer holds
+  std::size_t bytes = 0;                             ///< its bytes
+  std::uintptr_t address = 0;  ///< the buffer's first byte (0 when the caller did not say)
+};
+
 /// Current and peak bytes per category and in total. Thread-safe: ranks running as threads may
 /// share one tracker (then it measures the process) or hold one each (then it measures a rank).
 /// It must outlive every buffer that reports to it.
@@ -85,8 +96,25 @@ class MemoryTracker {
   /// Starts measuring peaks afresh from what is live now (e.g. after set-up, before a step).
   void reset_peaks();
 
+  /// Records an allocation of `bytes` at `address` under `category` (TrackedBuffer's call): the
+  /// same as allocate(category, bytes), plus an event when the log is on.
+  void allocate(MemoryCategory category, std::size_t bytes, const void* address);
+  /// Records a release of the buffer at `address`: release(category, bytes), plus an event when
+  /// the log is on.
+  void release(MemoryCategory category, std::size_t bytes, const void* address);
+  /// Turns the event log on or off (off by default: a tracker then keeps no events). Calls made
+  /// while it is on are appended, in the order the tracker sees them.
+  void record_events(bool on);
+  /// The events recorded so far (allocations and releases of every category, 2-argument calls
+  /// with address 0).
+  std::vector<MemoryEvent> events() const;
+
  private:
+  void log(bool allocate, MemoryCategory category, std::size_t bytes, const void* address);
+
   mutable std::mutex mutex_;
+  bool recording_ = false;
+  std::vector<MemoryEvent> events_;
   MemorySnapshot current_, peak_per_category_, at_peak_;
   std::size_t current_total_ = 0, peak_total_ = 0, allocations_ = 0;
 };
@@ -102,7 +130,7 @@ class TrackedBuffer {
   /// Allocates `size` elements (uninitialised) and reports them to `tracker` (may be null).
   TrackedBuffer(std::size_t size, MemoryCategory category, MemoryTracker* tracker = nullptr)
       : buffer_(size), category_(category), tracker_(tracker) {
-    if (tracker_ != nullptr) tracker_->allocate(category_, bytes());
+    if (tracker_ != nullptr) tracker_->allocate(category_, bytes(), buffer_.data());
   }
   /// Allocates `size` elements set to `value` and reports them to `tracker` (may be null).
   TrackedBuffer(std::size_t size, const T& value, MemoryCategory category,
@@ -135,7 +163,7 @@ class TrackedBuffer {
 
   /// Frees the memory and reports the release; the buffer is empty afterwards.
   void reset() {
-    if (tracker_ != nullptr) tracker_->release(category_, bytes());
+    if (tracker_ != nullptr) tracker_->release(category_, bytes(), buffer_.data());
     tracker_ = nullptr;
     buffer_ = AlignedBuffer<T, Alignment>();
   }

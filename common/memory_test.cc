@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "common/check.h"
@@ -127,6 +128,54 @@ TEST(MemoryCategory, EveryCategoryHasItsOwnName) {
   EXPECT_EQ(names.size(), kMemoryCategoryCount);
   EXPECT_EQ(std::string(memory_category_name(MemoryCategory::kOptimizerStates)),
             "optimizer_states");
+}
+
+TEST(MemoryTracker, EventLogIsOffByDefault) {
+  MemoryTracker tracker;
+  { TrackedBuffer<float> a(10, MemoryCategory::kActivations, &tracker); }
+  tracker.allocate(MemoryCategory::kOther, 8);
+  tracker.release(MemoryCategory::kOther, 8);
+  EXPECT_TRUE(tracker.events().empty());
+  EXPECT_EQ(tracker.allocation_count(), 2u);
+  EXPECT_EQ(tracker.peak_total(), 40u);
+}
+
+TEST(MemoryTracker, EventLogRecordsEveryCallWithItsAddressInOrder) {
+  MemoryTracker tracker;
+  tracker.record_events(true);
+  const void* a_address = nullptr;
+  const void* b_address = nullptr;
+  {
+    TrackedBuffer<float> a(10, MemoryCategory::kActivations, &tracker);
+    a_address = a.data();
+    TrackedBuffer<double> b(3, MemoryCategory::kGradients, &tracker);
+    b_address = b.data();
+    TrackedBuffer<float> moved = std::move(a);  // a move reports nothing
+    tracker.allocate(MemoryCategory::kOther, 8);
+    tracker.release(MemoryCategory::kOther, 8);
+  }  // moved, then b, released (reverse order of declaration)
+  tracker.record_events(false);
+  { TrackedBuffer<float> c(5, MemoryCategory::kOther, &tracker); }  // not recorded
+  const std::vector<MemoryEvent> e = tracker.events();
+  ASSERT_EQ(e.size(), 6u);
+  const auto address = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p); };
+  const std::vector<std::tuple<bool, MemoryCategory, std::size_t, std::uintptr_t>> expected = {
+      {true, MemoryCategory::kActivations, 40, address(a_address)},
+      {true, MemoryCategory::kGradients, 24, address(b_address)},
+      {true, MemoryCategory::kOther, 8, 0},
+      {false, MemoryCategory::kOther, 8, 0},
+      {false, MemoryCategory::kActivations, 40, address(a_address)},
+      {false, MemoryCategory::kGradients, 24, address(b_address)},
+  };
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    const auto& [allocate, category, bytes, where] = expected[i];
+    EXPECT_EQ(e[i].allocate, allocate) << "event " << i;
+    EXPECT_EQ(e[i].category, category) << "event " << i;
+    EXPECT_EQ(e[i].bytes, bytes) << "event " << i;
+    EXPECT_EQ(e[i].address, where) << "event " << i;
+  }
+  EXPECT_EQ(tracker.current_total(), 0u);
+  EXPECT_EQ(tracker.peak_total(), 72u);
 }
 
 }  // namespace

@@ -6,20 +6,26 @@
 // (3) a 7B model's memory by category against sequence length and ZeRO stage (the plot's data);
 // (4) MFU against HFU with full recomputation. Tables on stdout, CSV and JSON under results/.
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "chapters/03_collectives/threads.h"
 #include "chapters/04_training_baseline/data.h"
+#include "chapters/04_training_baseline/layers.h"
 #include "chapters/06_zero/zero_trainer.h"
 #include "chapters/09_memory_accounting/book_model.h"
+#include "chapters/09_memory_accounting/caching_allocator.h"
 #include "chapters/09_memory_accounting/calc_cli.h"
+#include "chapters/09_memory_accounting/flash_attention.h"
 #include "chapters/09_memory_accounting/model_states.h"
+#include "chapters/09_memory_accounting/offload.h"
 #include "chapters/09_memory_accounting/recompute.h"
 #include "common/flags.h"
 #include "common/machine_load.h"
 #include "common/main.h"
+#include "common/rng.h"
 #include "common/table.h"
 
 namespace {
@@ -123,10 +129,171 @@ RecomputeResult measure_recompute() {
   return r;
 }
 
+// Tiled attention against chapter 4's: the bytes each holds through forward + backward (a
+// tracker), and the largest difference of out and dqkv. Chapter 4 keeps att [B, H, T, T] for its
+// backward; the tiled one keeps lse [B, H, T] and its scratch.
+struct FlashResult {
+  FlashShape shape;
+  std::size_t naive = 0, tiled = 0;
+  double max_diff = 0;
+};
+
+//! [flash_measure]
+FlashResult measure_flash(const FlashShape& s) {
+  const std::size_t tokens = static_cast<std::size_t>(s.batch) * s.seq_len;
+  const std::size_t width = static_cast<std::size_t>(s.n_head) * s.head_size;
+  Rng rng(7);
+  std::vector<float> qkv(tokens * 3 * width), dout(tokens * width);
+  for (float& x : qkv) x = static_cast<float>(rng.uniform(-1, 1));
+  for (float& x : dout) x = static_cast<float>(rng.uniform(-1, 1));
+  std::vector<float> out_naive(tokens * width), out_tiled(tokens * width);
+  std::vector<float> d_naive(tokens * 3 * width), d_tiled(tokens * 3 * width);
+  FlashResult r{s};
+  {
+    MemoryTracker tracker;
+    TrackedBuffer<float> att(s.rows() * s.seq_len, MemoryCategory::kActivations, &tracker);
+    train::attention_forward(qkv.data(), s.batch, s.seq_len, s.n_head, s.head_size, att.data(),
+                             out_naive.data());
+    train::attention_backward(dout.data(), qkv.data(), att.data(), s.batch, s.seq_len, s.n_head,
+                              s.head_size, d_naive.data());
+    r.naive = tracker.peak_total();
+  }
+  MemoryTracker tracker;
+  TrackedBuffer<float> lse(s.rows(), MemoryCategory::kActivations, &tracker);
+  flash_attention_forward(qkv.data(), s, out_tiled.data(), lse.data(), &tracker);
+  flash_attention_backward(dout.data(), qkv.data(), out_tiled.data(), lse.data(), s, d_tiled.data(),
+                           &tracker);
+  r.tiled = tracker.peak_total();
+  for (std::size_t i = 0; i < out_naive.size(); ++i)
+    r.max_diff = std::max(r.max_diff, static_cast<double>(std::abs(out_naive[i] - out_tiled[i])));
+  for (std::size_t i = 0; i < d_naive.size(); ++i)
+    r.max_diff = std::max(r.max_diff, static_cast<double>(std::abs(d_naive[i] - d_tiled[i])));
+  return r;
+}
+//! [flash_measure]
+
+Table flash_table(std::vector<FlashResult>* results) {
+  Table t({"B", "T", "heads", "head size", "tile", "chapter 4 (att B·H·T·T) B",
+           "tiled (lse + scratch) B", "ratio", "max abs diff out, dqkv"});
+  // The book's model at micro-batch 32, then one long sequence of the same heads.
+  for (const FlashShape& s : {FlashShape{32, 10, 4, 16, 16}, FlashShape{1, 1024, 4, 16, 64},
+                              FlashShape{1, 2048, 4, 16, 64}}) {
+    const FlashResult r = measure_flash(s);
+    results->push_back(r);
+    t.add_row({std::to_string(s.batch), std::to_string(s.seq_len), std::to_string(s.n_head),
+               std::to_string(s.head_size), std::to_string(s.tile), std::to_string(r.naive),
+               std::to_string(r.tiled),
+               fixed(static_cast<double>(r.naive) / static_cast<double>(r.tiled), 1),
+               fixed(r.max_diff * 1e6, 2) + "e-6"});
+  }
+  return t;
+}
+
+// The caching allocator replaying a real trainer's allocations: chapter 4's Trainer built and
+// stepped twice with the tracker's event log on, then the log replayed through the simulator with
+// and without expandable segments.
+struct AllocatorRun {
+  std::string model;
+  std::size_t events = 0;
+  ReplayReport standard, expandable;
+};
+
+//! [allocator_replay]
+AllocatorRun replay_trainer(const std::string& name, const train::TrainOptions& options) {
+  MemoryTracker tracker;
+  tracker.record_events(true);
+  {
+    train::Trainer trainer(options, &tracker);
+    trainer.step();
+    trainer.step();
+  }
+  const std::vector<MemoryEvent> events = tracker.events();
+  return {name, events.size(), replay(events), replay(events, {.expandable_segments = true})};
+}
+//! [allocator_replay]
+
+std::vector<AllocatorRun> allocator_runs() {
+  train::TrainOptions book_model;
+  book_model.precision = DType::kBF16;
+  book_model.micro_batch = 32;
+  train::TrainOptions wider = book_model;  // a model whose buffers reach the large pool
+  wider.model.d_model = 256;
+  wider.model.n_layer = 4;
+  wider.model.n_head = 8;
+  return {replay_trainer("book model (d 64, 2 layers)", book_model),
+          replay_trainer("wider (d 256, 4 layers)", wider)};
+}
+
+Table allocator_table(const std::vector<AllocatorRun>& runs) {
+  Table t({"model (bf16, mb 32, 2 steps)", "allocator", "events", "peak requested B",
+           "peak allocated B", "peak reserved B", "reserved / requested", "unused at peak",
+           "segments at end", "device calls"});
+  for (const AllocatorRun& run : runs)
+    for (const auto& [variant, r] :
+         {std::pair{"default", &run.standard}, std::pair{"expandable", &run.expandable}})
+      t.add_row({run.model, variant, std::to_string(run.events), std::to_string(r->peak_requested),
+                 std::to_string(r->peak_allocated), std::to_string(r->at_peak_reserved.reserved),
+                 fixed(static_cast<double>(r->at_peak_reserved.reserved) /
+                           static_cast<double>(r->peak_requested),
+                       3),
+                 fixed(100 * r->fragmentation_at_peak(), 1) + "%", std::to_string(r->segments),
+                 std::to_string(r->device_calls)});
+  return t;
+}
+
+// The timeline the picture draws: bytes after every event, both variants.
+Table allocator_timeline(const AllocatorRun& run) {
+  Table t({"event", "requested", "allocated", "reserved", "reserved_expandable"});
+  for (std::size_t i = 0; i < run.standard.timeline.size(); ++i) {
+    const AllocatorSample& a = run.standard.timeline[i];
+    t.add_row({std::to_string(i), std::to_string(a.bytes.requested),
+               std::to_string(a.bytes.allocated), std::to_string(a.bytes.reserved),
+               std::to_string(run.expandable.timeline[i].bytes.reserved)});
+  }
+  return t;
+}
+
 struct Rung {
   std::string remedy;
   Setup setup;
+  bool offload = false;  // the optimizer states (master, m, v) live in host memory
 };
+
+// Offload measured on the book model's Ψ: a device arena of 8 B/param refuses the full
+// mixed-precision state and holds the offloaded one; the bytes moved per step counted.
+struct OffloadResult {
+  std::size_t psi = 0, device_without = 0, device_with = 0, host_with = 0, moved_per_step = 0;
+  std::string refused;
+};
+
+OffloadResult measure_offload() {
+  train::Config c;
+  const train::AdditionTask task(3);
+  c.vocab_size = train::AdditionTask::vocab_size();
+  c.context = task.model_context();
+  OffloadResult r;
+  r.psi = static_cast<std::size_t>(c.parameter_count());
+  const std::vector<float> init(r.psi, 0.01f);
+  {
+    BudgetedArena device("device", std::size_t{1} << 30), host("host", std::size_t{1} << 30);
+    OffloadedAdamW adam(init, device, host, false);
+    adam.step(1e-3f);
+    r.device_without = device.tracker().peak_total();
+  }
+  try {
+    BudgetedArena device("device", 8 * r.psi), host("host", std::size_t{1} << 30);
+    OffloadedAdamW adam(init, device, host, false);
+  } catch (const Error& e) {
+    r.refused = e.what();
+  }
+  BudgetedArena device("device", 8 * r.psi), host("host", std::size_t{1} << 30);
+  OffloadedAdamW adam(init, device, host, true);
+  adam.step(1e-3f);
+  r.device_with = device.tracker().peak_total();
+  r.host_with = host.tracker().peak_total();
+  r.moved_per_step = adam.moved().to_host + adam.moved().to_device;
+  return r;
+}
 
 // (2) Llama-2 7B at 4k tokens on one GPU: every remedy in the order an engineer tries them.
 std::vector<Rung> ladder() {
@@ -140,6 +307,10 @@ std::vector<Rung> ladder() {
   rungs.push_back({"micro-batch 1 (+ 8 accumulation steps: same global batch)", s});
   s.recompute = Recompute::kSelective;
   rungs.push_back({"+ selective recomputation", s});
+  // FlashAttention never stores the s² scores: the calculator prices it as selective
+  // recomputation (the 5as/h term gone), without the lse's 4·a·s bytes per layer (under 0.1% of the
+  // activations).
+  rungs.push_back({"or instead: tiled (Flash) attention, no recomputation", s});
   s.recompute = Recompute::kFull;
   rungs.push_back({"+ full recomputation", s});
   s.parallel.dp = 8;
@@ -147,9 +318,10 @@ std::vector<Rung> ladder() {
   rungs.push_back({"+ ZeRO-1 over 8 GPUs", s});
   s.parallel.stage = zero::Stage::kZero3;
   rungs.push_back({"+ ZeRO-3 over 8 GPUs", s});
-  s.optimizer = Optimizer::kAdam8bit;
   s.parallel.dp = 1;
   s.parallel.stage = zero::Stage::kDdp;
+  rungs.push_back({"instead of ZeRO: optimizer states offloaded to host, 1 GPU", s, true});
+  s.optimizer = Optimizer::kAdam8bit;
   rungs.push_back({"instead of ZeRO: 8-bit Adam on 1 GPU (full recomputation)", s});
   return rungs;
 }
@@ -158,7 +330,8 @@ Table ladder_table(const std::vector<Rung>& rungs, double gpu_gib) {
   Table t({"remedy", "params", "grads", "optimizer", "activations", "comm", "overhead", "total GiB",
            "fits"});
   for (const Rung& r : rungs) {
-    const Breakdown b = calculate(r.setup);
+    Breakdown b = calculate(r.setup);
+    if (r.offload) b.master_weights = b.optimizer_moments = 0;  // in host memory
     t.add_row({r.remedy, gib(b.parameters), gib(b.gradients), gib(b.optimizer_states()),
                gib(b.activations), gib(b.communication), gib(b.overhead), gib(b.total()),
                static_cast<double>(b.total()) <= gpu_gib * (1u << 30) ? "yes" : "no"});
@@ -221,7 +394,9 @@ int body(int argc, char** argv) {
   if (tour)
     std::cout << "tour-config: 09 | memory --tour: the chapter's run (6 one-step trainings of the "
                  "book's model, 6 one-step ZeRO runs on 2 and 4 thread ranks, a recomputed "
-                 "backward, formulas for the rest); the same as without "
+                 "backward, tiled vs chapter 4's attention at T = 10, 1024, 2048, two trainers' "
+                 "allocation logs replayed through the caching-allocator simulator, formulas for "
+                 "the rest); the same as without "
                  "--tour\n";
 
   std::cout << "# Chapter 9: where training memory goes\n\n## Measured = predicted: chapter 4's "
@@ -250,6 +425,27 @@ int body(int argc, char** argv) {
                "rank\n\n"
             << zero_measured.markdown() << "\n";
 
+  std::cerr << "memory: tiled attention against chapter 4's ...\n";
+  std::vector<FlashResult> flash;
+  const Table flash_t = flash_table(&flash);
+  std::cout << "## Tiled (FlashAttention-style) attention: bytes held through forward + backward, "
+               "float, against chapter 4's\n\n"
+            << flash_t.markdown() << "\n";
+
+  std::cerr << "memory: the caching allocator replaying two trainers' allocations ...\n";
+  const std::vector<AllocatorRun> runs = allocator_runs();
+  const Table alloc_t = allocator_table(runs);
+  std::cout << "## Caching allocator (PyTorch's rules, simulated) replaying a real trainer's "
+               "allocations\n\n"
+            << alloc_t.markdown() << "\n";
+
+  const OffloadResult off = measure_offload();
+  std::cout << "measured, book model (psi = " << off.psi
+            << ") bf16 AdamW, device arena budget 8 B/param: optimizer states on the device "
+            << off.device_without << " B (refused: " << off.refused << "); offloaded: device "
+            << off.device_with << " B, host " << off.host_with << " B, moved per step "
+            << off.moved_per_step << " B\n\n";
+
   const RecomputeResult rec = measure_recompute();
   std::cout << "measured, 4-block book model, micro-batch 32: the blocks' activations stored "
             << rec.stored << " B -> recomputed (1 block per segment) " << rec.held
@@ -276,11 +472,15 @@ int body(int argc, char** argv) {
   sweep.write_csv(dir + "/ch09_sweep.csv");
   sweep.write_json(dir + "/ch09_sweep.json");
   flops.write_csv(dir + "/ch09_flops.csv");
+  flash_t.write_csv(dir + "/ch09_flash.csv");
+  alloc_t.write_csv(dir + "/ch09_allocator.csv");
+  allocator_timeline(runs.back()).write_csv(dir + "/ch09_allocator_timeline.csv");
   std::cout << "wrote " << dir
-            << "/ch09_{measured,ladder,sweep}.{csv,json}, ch09_zero.csv, ch09_flops.csv\n";
+            << "/ch09_{measured,ladder,sweep}.{csv,json}, ch09_zero.csv, ch09_flops.csv, "
+               "ch09_flash.csv\n";
 
   if (tour) {
-    const Breakdown first = calculate(rungs.front().setup), last = calculate(rungs[5].setup);
+    const Breakdown first = calculate(rungs.front().setup), last = calculate(rungs[6].setup);
     std::cout << "tour: 09 | book model, one step: measured vs predicted bytes, 7 categories x "
                  "{f32,bf16,f16} x micro-batch {8,32} | equal: "
               << (all_equal ? "yes" : "NO")
@@ -298,6 +498,22 @@ int body(int argc, char** argv) {
               << rec.stored << " -> " << rec.held
               << " B, gradients equal: " << (rec.gradients_equal ? "yes" : "NO")
               << " | recomputation trades one extra forward (8N vs 6N FLOPs) for activations\n";
+    std::cout << "tour: 09 | attention T = " << flash.back().shape.seq_len
+              << ", 4 heads: chapter 4's T x T probabilities -> tiled (lse + one tile) | "
+              << flash.back().naive << " -> " << flash.back().tiled << " B, max |diff| "
+              << flash.back().max_diff
+              << " | FlashAttention never materialises T x T (Dao 2022), same outputs and grads\n";
+    const AllocatorRun& wide = runs.back();
+    std::cout << "tour: 09 | caching allocator replaying the wider trainer's 2 steps: peak "
+                 "allocated vs reserved, default -> expandable segments | "
+              << wide.standard.peak_allocated << " vs " << wide.standard.at_peak_reserved.reserved
+              << " -> " << wide.expandable.at_peak_reserved.reserved
+              << " B | cached blocks and 20 MiB segments hold memory no tensor uses\n";
+    std::cout << "tour: 09 | book model bf16 AdamW, device budget 8 B/param: state on device -> "
+                 "optimizer states offloaded to host | "
+              << off.device_without << " B (refused) -> " << off.device_with << " B, "
+              << off.moved_per_step << " B moved per step"
+              << " | offload trades 4 B/param of traffic per step for 12 B/param of memory\n";
     std::cout << "tour: 09 | Llama-2 7B seq 4096: baseline mb 8 -> mb 1 + full recompute + "
                  "ZeRO-3 x8 | "
               << gib(first.total()) << " -> " << gib(last.total())
