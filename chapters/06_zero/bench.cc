@@ -11,7 +11,7 @@
 // prefetching must hide; on this CPU, ZeRO-3 also reduce-scatters every micro-batch (no rank has
 // a full gradient to accumulate into) and its thread ranks share one memory bus, so expect it
 // slower than DDP, and prefetch to win back part of the gathers' time. Time it on an idle machine
-// (`chrt -f 10 bazel-bin/chapters/06_zero/bench`); the README reports only counted numbers.
+// (`chrt -f 10 bazel-bin/chapters/06_zero/bench`); the README's "Step time" has a run.
 #include <benchmark/benchmark.h>
 
 #include <span>

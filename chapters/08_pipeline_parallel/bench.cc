@@ -7,7 +7,7 @@
 // unless its extra messages cost more, ZB-H1 lowest when W is as long as B. With fewer cores than
 // ranks (this 2-core VM at p = 4) the ranks share the CPU and an idle rank lends its core, so the
 // schedules converge to the same total work. Time it on an idle machine
-// (`chrt -f 10 bazel-bin/chapters/08_pipeline_parallel/bench`); the README quotes no timing.
+// (`chrt -f 10 bazel-bin/chapters/08_pipeline_parallel/bench`); the README's "Step time" has a run.
 #include <benchmark/benchmark.h>
 
 #include <span>
