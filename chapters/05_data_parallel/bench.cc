@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "chapters/01_gemm_cpu/sgemm.h"
+#include "chapters/03_collectives/lockstep_benchmark.h"
 #include "chapters/03_collectives/threads.h"
 #include "chapters/05_data_parallel/ddp_trainer.h"
 #include "chapters/05_data_parallel/stage.h"
@@ -30,7 +31,6 @@
 #include "common/flags.h"
 #include "common/main.h"
 #include "common/table.h"
-#include "common/timer.h"
 
 namespace {
 
@@ -41,8 +41,8 @@ constexpr int kSteps = 12, kWarmup = 2;
 
 stage::StageOptions bench_stage() { return stage::StageOptions{}; }  // the stage's defaults
 
-// One step of `rung` on 2 thread ranks per iteration; rank 0 runs the benchmark loop and tells
-// rank 1 each time whether to step again.
+// One step of `rung` on N thread ranks per iteration, the ranks in lockstep
+// (chapter 3's lockstep_benchmark).
 void BM_DdpStep(benchmark::State& state) {
   const auto rung = static_cast<Rung>(state.range(0));
   const int ranks = static_cast<int>(state.range(1));
@@ -50,25 +50,8 @@ void BM_DdpStep(benchmark::State& state) {
   std::int64_t tokens = 0;
   book::coll::run_ranks(ranks, [&](book::coll::Communicator& comm) {
     DdpTrainer trainer(comm, stage::run_options(bench_stage(), rung));
-    trainer.step();
     tokens = trainer.tokens_per_step();
-    double go = 1;
-    if (comm.rank() == 0) {
-      for (auto _ : state) {
-        comm.broadcast(std::span<double>(&go, 1), 0);
-        const book::Timer timer;
-        trainer.step();
-        state.SetIterationTime(timer.seconds());
-      }
-      go = 0;
-      comm.broadcast(std::span<double>(&go, 1), 0);
-    } else {
-      for (;;) {
-        comm.broadcast(std::span<double>(&go, 1), 0);
-        if (go == 0) break;
-        trainer.step();
-      }
-    }
+    book::coll::lockstep_benchmark(state, comm, [&] { trainer.step(); });
   });
   book::gemm::set_sgemm_threads(0);
   state.SetLabel(std::string(rung_name(rung)) + ", N=" + std::to_string(ranks) + " threads");

@@ -14,43 +14,18 @@
 // (`chrt -f 10 bazel-bin/chapters/06_zero/bench`); the README's "Step time" has a run.
 #include <benchmark/benchmark.h>
 
-#include <span>
 #include <string>
 
 #include "chapters/01_gemm_cpu/sgemm.h"
+#include "chapters/03_collectives/lockstep_benchmark.h"
 #include "chapters/03_collectives/threads.h"
 #include "chapters/06_zero/stage.h"
 #include "chapters/06_zero/zero3_trainer.h"
 #include "chapters/06_zero/zero_trainer.h"
-#include "common/timer.h"
 
 namespace {
 
 using namespace book::zero;
-
-// One step per iteration of `trainer` on every rank; rank 0 runs the benchmark loop and tells the
-// others each time whether to step again.
-template <typename Trainer>
-void step_loop(benchmark::State& state, book::coll::Communicator& comm, Trainer& trainer) {
-  trainer.step();
-  double go = 1;
-  if (comm.rank() == 0) {
-    for (auto _ : state) {
-      comm.broadcast(std::span<double>(&go, 1), 0);
-      const book::Timer timer;
-      trainer.step();
-      state.SetIterationTime(timer.seconds());
-    }
-    go = 0;
-    comm.broadcast(std::span<double>(&go, 1), 0);
-  } else {
-    for (;;) {
-      comm.broadcast(std::span<double>(&go, 1), 0);
-      if (go == 0) break;
-      trainer.step();
-    }
-  }
-}
 
 // One step of `stage` on N thread ranks per iteration (stage 3: range 2 says whether to prefetch).
 void BM_ZeroStep(benchmark::State& state) {
@@ -62,10 +37,10 @@ void BM_ZeroStep(benchmark::State& state) {
   book::coll::run_ranks(ranks, [&](book::coll::Communicator& comm) {
     if (zero_stage == Stage::kZero3) {
       Zero3Trainer trainer(comm, options, nullptr, prefetch);
-      step_loop(state, comm, trainer);
+      book::coll::lockstep_benchmark(state, comm, [&] { trainer.step(); });
     } else {
       ZeroTrainer trainer(comm, options);
-      step_loop(state, comm, trainer);
+      book::coll::lockstep_benchmark(state, comm, [&] { trainer.step(); });
     }
   });
   book::gemm::set_sgemm_threads(0);

@@ -10,22 +10,21 @@
 // (`chrt -f 10 bazel-bin/chapters/08_pipeline_parallel/bench`); the README's "Step time" has a run.
 #include <benchmark/benchmark.h>
 
-#include <span>
 #include <string>
 
 #include "chapters/01_gemm_cpu/sgemm.h"
+#include "chapters/03_collectives/lockstep_benchmark.h"
 #include "chapters/03_collectives/threads.h"
 #include "chapters/08_pipeline_parallel/executor.h"
 #include "chapters/08_pipeline_parallel/partition.h"
 #include "chapters/08_pipeline_parallel/registry.h"
-#include "common/timer.h"
 
 namespace {
 
 using namespace book::pp;
 
-// One step of `schedule` on p thread ranks per iteration; rank 0 runs the benchmark loop and
-// tells the others each time whether to step again.
+// One step of `schedule` on p thread ranks per iteration, the ranks in lockstep (chapter 3's
+// lockstep_benchmark).
 void BM_PipelineStep(benchmark::State& state) {
   const std::string name = schedule_names().at(static_cast<std::size_t>(state.range(0)));
   const int p = static_cast<int>(state.range(1)), m = 8;
@@ -38,24 +37,8 @@ void BM_PipelineStep(benchmark::State& state) {
   book::gemm::set_sgemm_threads(1);
   book::coll::run_ranks(p, [&](book::coll::Communicator& comm) {
     auto chunks = make_rank_models<float>(config, 2, shape, cuts, comm.rank(), 1);
-    execute<float>(comm, schedule, chunks, micro);  // warm-up
-    double go = 1;
-    if (comm.rank() == 0) {
-      for (auto _ : state) {
-        comm.broadcast(std::span<double>(&go, 1), 0);
-        const book::Timer timer;
-        execute<float>(comm, schedule, chunks, micro);
-        state.SetIterationTime(timer.seconds());
-      }
-      go = 0;
-      comm.broadcast(std::span<double>(&go, 1), 0);
-    } else {
-      for (;;) {
-        comm.broadcast(std::span<double>(&go, 1), 0);
-        if (go == 0) break;
-        execute<float>(comm, schedule, chunks, micro);
-      }
-    }
+    book::coll::lockstep_benchmark(state, comm,
+                                   [&] { execute<float>(comm, schedule, chunks, micro); });
   });
   book::gemm::set_sgemm_threads(0);
   state.SetLabel(name + ", p=" + std::to_string(p) + ", m=" + std::to_string(m));
