@@ -31,6 +31,12 @@ struct FlashShape {
   void check() const;
   /// B·H·T: one log-sum-exp (or one rowsum(dO ∘ O)) per query row and head.
   std::size_t rows() const;
+  /// H·D: one token's row of the output (and of each of q, k, v).
+  std::size_t width() const { return static_cast<std::size_t>(n_head) * head_size; }
+  /// 3·H·D: one token's row of qkv (q, then k, then v: chapter 4's layout).
+  std::size_t qkv_row() const { return 3 * width(); }
+  /// The row of token t of sequence b, in qkv and in the output.
+  std::size_t token(int b, int t) const { return static_cast<std::size_t>(b) * seq_len + t; }
 };
 
 /// Bytes of scratch the tiled forward holds besides lse: a tile × tile score tile, a tile's running

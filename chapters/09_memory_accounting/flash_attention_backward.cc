@@ -9,21 +9,6 @@
 #include "common/check.h"
 
 namespace book::mem {
-namespace {
-
-// Where one head's q, k, v and output rows sit in chapter 4's layout (the forward's solution has
-// its own copy: a track's file may not reach into the chapter's sources).
-struct Layout {
-  std::size_t width, row;  // H·D and 3·H·D
-  Layout(const FlashShape& s)
-      : width(static_cast<std::size_t>(s.n_head) * s.head_size), row(3 * width) {}
-  std::size_t token(const FlashShape& s, int b, int t) const {
-    return static_cast<std::size_t>(b) * s.seq_len + t;
-  }
-};
-
-}  // namespace
-
 void FlashShape::check() const {
   BOOK_CHECK(batch >= 1, "flash attention: batch must be >= 1, got " << batch);
   BOOK_CHECK(seq_len >= 1, "flash attention: seq_len must be >= 1, got " << seq_len);
@@ -49,11 +34,10 @@ template <typename T>
 void flash_attention_backward(const T* dout, const T* qkv, const T* out, const T* lse,
                               const FlashShape& s, T* dqkv, MemoryTracker* tracker) {
   s.check();
-  const Layout at(s);
   const int D = s.head_size, tile = s.tile;
   const T scale = T(1) / std::sqrt(T(D));
   const std::size_t tt = static_cast<std::size_t>(tile);
-  std::fill(dqkv, dqkv + static_cast<std::size_t>(s.batch) * s.seq_len * at.row, T(0));
+  std::fill(dqkv, dqkv + static_cast<std::size_t>(s.batch) * s.seq_len * s.qkv_row(), T(0));
   // delta_i = rowsum(dO_i ∘ O_i) = Σ_j P_ij dP_ij: the softmax Jacobian's subtracted term.
   TrackedBuffer<T> delta(s.rows(), MemoryCategory::kOther, tracker);
   TrackedBuffer<T> probs(tt * tt, MemoryCategory::kOther, tracker);   // P tile, recomputed
@@ -61,8 +45,8 @@ void flash_attention_backward(const T* dout, const T* qkv, const T* out, const T
   for (int b = 0; b < s.batch; ++b)
     for (int h = 0; h < s.n_head; ++h)
       for (int i = 0; i < s.seq_len; ++i) {
-        const T* o = out + at.token(s, b, i) * at.width + h * D;
-        const T* d_o = dout + at.token(s, b, i) * at.width + h * D;
+        const T* o = out + s.token(b, i) * s.width() + h * D;
+        const T* d_o = dout + s.token(b, i) * s.width() + h * D;
         T sum = 0;
         for (int d = 0; d < D; ++d) sum += d_o[d] * o[d];
         delta[(static_cast<std::size_t>(b) * s.n_head + h) * s.seq_len + i] = sum;
@@ -76,8 +60,8 @@ void flash_attention_backward(const T* dout, const T* qkv, const T* out, const T
           const int i1 = std::min(i0 + tile, s.seq_len);
           // P_ij = exp(S_ij − lse_i) and dP_ij = dO_i · V_j, zero above the diagonal.
           for (int i = i0; i < i1; ++i) {
-            const T* q = qkv + at.token(s, b, i) * at.row + h * D;
-            const T* d_o = dout + at.token(s, b, i) * at.width + h * D;
+            const T* q = qkv + s.token(b, i) * s.qkv_row() + h * D;
+            const T* d_o = dout + s.token(b, i) * s.width() + h * D;
             for (int j = j0; j < j1; ++j) {
               T& p = probs[(i - i0) * tt + (j - j0)];
               T& dp = dprobs[(i - i0) * tt + (j - j0)];
@@ -85,8 +69,8 @@ void flash_attention_backward(const T* dout, const T* qkv, const T* out, const T
                 p = dp = 0;
                 continue;
               }
-              const T* k = qkv + at.token(s, b, j) * at.row + at.width + h * D;
-              const T* v = qkv + at.token(s, b, j) * at.row + 2 * at.width + h * D;
+              const T* k = qkv + s.token(b, j) * s.qkv_row() + s.width() + h * D;
+              const T* v = qkv + s.token(b, j) * s.qkv_row() + 2 * s.width() + h * D;
               T dot = 0, dov = 0;
               for (int d = 0; d < D; ++d) {
                 dot += q[d] * k[d];
@@ -98,16 +82,16 @@ void flash_attention_backward(const T* dout, const T* qkv, const T* out, const T
           }
           // dV_j += P^T dO;  dS = P ∘ (dP − delta);  dQ_i += dS K / √D;  dK_j += dS^T Q / √D.
           for (int i = i0; i < i1; ++i) {
-            const std::size_t qi = at.token(s, b, i) * at.row + h * D;
-            const T* d_o = dout + at.token(s, b, i) * at.width + h * D;
+            const std::size_t qi = s.token(b, i) * s.qkv_row() + h * D;
+            const T* d_o = dout + s.token(b, i) * s.width() + h * D;
             for (int j = j0; j < std::min(j1, i + 1); ++j) {
-              const std::size_t kj = at.token(s, b, j) * at.row + h * D;
+              const std::size_t kj = s.token(b, j) * s.qkv_row() + h * D;
               const T p = probs[(i - i0) * tt + (j - j0)];
               const T ds = p * (dprobs[(i - i0) * tt + (j - j0)] - delta[head_rows + i]) * scale;
               for (int d = 0; d < D; ++d) {
-                dqkv[kj + 2 * at.width + d] += p * d_o[d];
-                dqkv[qi + d] += ds * qkv[kj + at.width + d];
-                dqkv[kj + at.width + d] += ds * qkv[qi + d];
+                dqkv[kj + 2 * s.width() + d] += p * d_o[d];
+                dqkv[qi + d] += ds * qkv[kj + s.width() + d];
+                dqkv[kj + s.width() + d] += ds * qkv[qi + d];
               }
             }
           }

@@ -7,26 +7,12 @@
 #include "chapters/09_memory_accounting/flash_attention.h"
 
 namespace book::mem {
-namespace {
-
-// Where one head's q, k, v and output rows sit in chapter 4's layout.
-struct Layout {
-  std::size_t width, row;  // H·D and 3·H·D
-  Layout(const FlashShape& s)
-      : width(static_cast<std::size_t>(s.n_head) * s.head_size), row(3 * width) {}
-  std::size_t token(const FlashShape& s, int b, int t) const {
-    return static_cast<std::size_t>(b) * s.seq_len + t;
-  }
-};
-
-}  // namespace
 
 //! [flash_forward]
 template <typename T>
 void flash_attention_forward(const T* qkv, const FlashShape& s, T* out, T* lse,
                              MemoryTracker* tracker) {
   s.check();
-  const Layout at(s);
   const int D = s.head_size, tile = s.tile;
   const T scale = T(1) / std::sqrt(T(D));
   const std::size_t tt = static_cast<std::size_t>(tile);
@@ -45,12 +31,12 @@ void flash_attention_forward(const T* qkv, const FlashShape& s, T* out, T* lse,
         for (int j0 = 0; j0 < i1; j0 += tile) {
           const int j1 = std::min(j0 + tile, s.seq_len);
           for (int i = i0; i < i1; ++i) {
-            const T* q = qkv + at.token(s, b, i) * at.row + h * D;
+            const T* q = qkv + s.token(b, i) * s.qkv_row() + h * D;
             T* srow = scores.data() + (i - i0) * tt;
             const int last = std::min(j1, i + 1);  // keys j <= i only
             T tile_max = -std::numeric_limits<T>::infinity();
             for (int j = j0; j < last; ++j) {
-              const T* k = qkv + at.token(s, b, j) * at.row + at.width + h * D;
+              const T* k = qkv + s.token(b, j) * s.qkv_row() + s.width() + h * D;
               T dot = 0;
               for (int d = 0; d < D; ++d) dot += q[d] * k[d];
               srow[j - j0] = dot * scale;
@@ -67,7 +53,7 @@ void flash_attention_forward(const T* qkv, const FlashShape& s, T* out, T* lse,
             for (int j = j0; j < last; ++j) {
               const T p = std::exp(srow[j - j0] - m_new);
               sum += p;
-              const T* v = qkv + at.token(s, b, j) * at.row + 2 * at.width + h * D;
+              const T* v = qkv + s.token(b, j) * s.qkv_row() + 2 * s.width() + h * D;
               for (int d = 0; d < D; ++d) a[d] += p * v[d];
             }
             row_sum[i - i0] = row_sum[i - i0] * correction + sum;
@@ -76,7 +62,7 @@ void flash_attention_forward(const T* qkv, const FlashShape& s, T* out, T* lse,
         }
         for (int i = i0; i < i1; ++i) {
           const T l = row_sum[i - i0];
-          T* o = out + at.token(s, b, i) * at.width + h * D;
+          T* o = out + s.token(b, i) * s.width() + h * D;
           const T* a = acc.data() + (i - i0) * D;
           for (int d = 0; d < D; ++d) o[d] = a[d] / l;
           lse[(static_cast<std::size_t>(b) * s.n_head + h) * s.seq_len + i] =
