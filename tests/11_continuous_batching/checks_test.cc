@@ -10,35 +10,14 @@
 #include "chapters/11_continuous_batching/engine.h"
 #include "chapters/11_continuous_batching/scheduler.h"
 #include "common/testing/expect_error.h"
+#include "tests/11_continuous_batching/test_engine.h"
 
 namespace book::serve {
 namespace {
 
 using book::testing::expect_error;
 
-train::Config small_config() {
-  train::Config c;
-  c.vocab_size = 50;
-  c.context = 80;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.d_model = 32;
-  return c;
-}
-
-struct Server {
-  std::unique_ptr<train::Model<float>> model;
-  kv::PagedKvCache cache;
-  kv::ModelRunner runner;
-  kv::BlockManager blocks;
-  Engine engine;
-  Server(int num_blocks, int block_size, SchedulerConfig config)
-      : model(kv::random_model(small_config(), 21)),
-        cache(kv::kv_shape_of(small_config()), num_blocks, block_size),
-        runner(*model, cache, config.token_budget),
-        blocks(num_blocks, block_size, false),
-        engine(runner, blocks, config) {}
-};
+using book::serve::testing::Server;
 
 TEST(Scheduler, RequestsThatCouldNeverRunAreRefusedUpFront) {
   kv::BlockManager blocks(4, 4, false);  // 16 slots

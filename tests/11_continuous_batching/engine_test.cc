@@ -14,38 +14,14 @@
 #include "common/rng.h"
 #include "common/testing/exercise.h"
 #include "common/testing/expect_error.h"
+#include "tests/11_continuous_batching/test_engine.h"
 
 namespace book::serve {
 namespace {
 
 using book::testing::expect_error;
 
-train::Config small_config() {
-  train::Config c;
-  c.vocab_size = 50;
-  c.context = 80;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.d_model = 32;
-  return c;
-}
-
-// A model, a cache of `blocks` blocks of `block_size`, a runner of `budget` rows, an engine.
-struct Server {
-  std::unique_ptr<train::Model<float>> model;
-  kv::PagedKvCache cache;
-  kv::ModelRunner runner;
-  kv::BlockManager blocks;
-  Engine engine;
-  Server(int num_blocks, int block_size, SchedulerConfig config, bool prefix_caching = false)
-      : model(kv::random_model(small_config(), 21)),
-        cache(kv::kv_shape_of(small_config()), num_blocks, block_size),
-        runner(*model, cache, config.token_budget),
-        blocks(num_blocks, block_size, prefix_caching),
-        engine(runner, blocks, config) {
-    cache.poison();  // a slot read before it is written turns its logits into NaN
-  }
-};
+using book::serve::testing::Server;
 
 std::vector<GenerationRequest> random_requests(std::uint64_t seed, int n, bool sample) {
   Rng rng(seed);
