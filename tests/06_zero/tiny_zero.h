@@ -3,8 +3,12 @@
 // step, buckets of 2048 bytes (several buckets, some cut inside no tensor, sizes N rarely divides).
 #pragma once
 
+#include <vector>
+
+#include "chapters/03_collectives/threads.h"
 #include "chapters/04_training_baseline/trainer.h"
 #include "chapters/05_data_parallel/ddp_options.h"
+#include "chapters/05_data_parallel/ddp_trainer.h"
 #include "chapters/06_zero/zero_options.h"
 
 namespace book::zero::testing {
@@ -47,6 +51,27 @@ inline ddp::DdpOptions tiny_ddp_options(train::TrainOptions train = tiny_train_o
   o.rung = ddp::Rung::kNoSync;
   o.bucket_bytes = kTinyBucketBytes;
   return o;
+}
+
+/// What a DDP run of chapter 5 leaves to compare a ZeRO run with: rank 0's loss per step and the
+/// master weights after the last step.
+struct DdpRun {
+  std::vector<float> losses, weights;
+};
+
+/// `steps` steps of chapter 5's DDP with `options` on `n` thread ranks.
+inline DdpRun ddp_run(int n, const ddp::DdpOptions& options, int steps) {
+  DdpRun run;
+  coll::run_ranks(n, [&](coll::Communicator& comm) {
+    ddp::DdpTrainer trainer(comm, options);
+    for (int s = 0; s < steps; ++s) {
+      const float loss = trainer.step().loss;
+      if (comm.rank() == 0) run.losses.push_back(loss);
+    }
+    const auto w = trainer.master_weights();
+    if (comm.rank() == 0) run.weights.assign(w.begin(), w.end());
+  });
+  return run;
 }
 
 }  // namespace book::zero::testing

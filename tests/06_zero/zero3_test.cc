@@ -27,6 +27,8 @@
 namespace book::zero {
 namespace {
 
+using testing::ddp_run;
+using testing::DdpRun;
 using testing::tiny_ddp_options;
 using testing::tiny_train_options;
 using testing::tiny_zero_options;
@@ -136,28 +138,9 @@ std::vector<Run> run_zero3(int n, const ZeroOptions& options, int steps = kSteps
   return runs;
 }
 
-struct DdpRun {
-  std::vector<float> losses, weights;
-  std::uint64_t bytes_all_ranks = 0;  // the last step's gradient bytes, summed over ranks
-};
-
-DdpRun ddp_run(int n, const ddp::DdpOptions& options, int steps = kSteps) {
-  DdpRun run;
-  coll::run_ranks(n, [&](coll::Communicator& comm) {
-    ddp::DdpTrainer trainer(comm, options);
-    for (int s = 0; s < steps; ++s) {
-      const float loss = trainer.step().loss;
-      if (comm.rank() == 0) run.losses.push_back(loss);
-    }
-    const auto w = trainer.master_weights();
-    if (comm.rank() == 0) run.weights.assign(w.begin(), w.end());
-  });
-  return run;
-}
-
 //! [zero3_matches_ddp]
 void expect_matches_ddp(int n, bool prefetch) {
-  const DdpRun ddp = ddp_run(n, tiny_ddp_options());
+  const DdpRun ddp = ddp_run(n, tiny_ddp_options(), kSteps);
   const auto runs = run_zero3(n, tiny_zero_options(Stage::kZero3), kSteps, prefetch);
   const std::string what = "N=" + std::to_string(n) + (prefetch ? "" : " (no prefetch)");
   for (int r = 0; r < n; ++r) {

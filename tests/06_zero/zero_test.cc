@@ -18,6 +18,8 @@
 namespace book::zero {
 namespace {
 
+using testing::ddp_run;
+using testing::DdpRun;
 using testing::tiny_ddp_options;
 using testing::tiny_train_options;
 using testing::tiny_zero_options;
@@ -75,30 +77,12 @@ std::vector<RankRun> run_zero(int n, const ZeroOptions& options, int steps = kSt
 }
 
 // Chapter 5's run: rank 0's losses and final FP32 weights.
-struct DdpRun {
-  std::vector<float> losses, weights;
-};
-
-DdpRun ddp_run(int n, const ddp::DdpOptions& options, int steps = kSteps) {
-  DdpRun run;
-  coll::run_ranks(n, [&](coll::Communicator& comm) {
-    ddp::DdpTrainer trainer(comm, options);
-    for (int s = 0; s < steps; ++s) {
-      const float loss = trainer.step().loss;
-      if (comm.rank() == 0) run.losses.push_back(loss);
-    }
-    const auto w = trainer.master_weights();
-    if (comm.rank() == 0) run.weights.assign(w.begin(), w.end());
-  });
-  return run;
-}
-
 std::string label(int n, Stage stage, DType precision) {
   return "N=" + std::to_string(n) + " " + stage_name(stage) + " " + dtype_name(precision);
 }
 
 void expect_matches_ddp(int n, Stage stage) {
-  const DdpRun ddp = ddp_run(n, tiny_ddp_options());
+  const DdpRun ddp = ddp_run(n, tiny_ddp_options(), kSteps);
   const std::vector<float>& reference = ddp.losses;
   const auto runs = run_zero(n, tiny_zero_options(stage));
   for (int s = 0; s < kSteps; ++s)
