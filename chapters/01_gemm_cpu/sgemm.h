@@ -23,8 +23,8 @@ enum class Transpose {
 /// (it may hold NaN). As in reference BLAS, m or n = 0 returns at once, and k = 0 or alpha = 0
 /// sets C = beta * C without reading A or B (NaN or Inf there does not reach C). Otherwise the
 /// pointers must be non-null, each leading dimension at least the length of a stored row, and C
-/// must not share memory with A or B. Throws book::Error for negative sizes, a Transpose other
-/// than kNo or kYes, and any of those.
+/// must not share an element with A or B (interleaving in one padded buffer is fine). Throws
+/// book::Error for negative sizes, a Transpose other than kNo or kYes, and any of those.
 ///
 /// Transposes cost nothing extra: the packing step copies panels of A and B into the kernel's
 /// order anyway, and reading a transposed operand only changes the strides it reads with.
