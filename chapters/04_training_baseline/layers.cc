@@ -15,14 +15,44 @@
 
 namespace book::train {
 
+//! [split_matmul]
+// The step's products are tall and thin (rows = sequences × tokens, 1408 at 128 sequences, by 64
+// to 256 columns, or the transpose for the weight gradients): too small for sgemm to split well
+// over two cores, where the threads share one packed block of A and meet at a barrier for every
+// block. So the step splits C itself along its longer side, one range of rows (or columns) per
+// thread, and each thread runs sgemm alone on its range (one level of threads: inside a
+// parallel_for range sgemm stays on its thread). No thread waits for another until the end, and
+// every element of C is still one sum over k in sgemm's order, so the bits do not depend on the
+// thread count.
 template <>
 void matmul<float>(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                    int lda, const float* b, int ldb, float beta, float* c, int ldc) {
   using book::gemm::Transpose;
-  book::gemm::sgemm(trans_a ? Transpose::kYes : Transpose::kNo,
-                    trans_b ? Transpose::kYes : Transpose::kNo, m, n, k, alpha, a, lda, b, ldb,
-                    beta, c, ldc);
+  const Transpose ta = trans_a ? Transpose::kYes : Transpose::kNo;
+  const Transpose tb = trans_b ? Transpose::kYes : Transpose::kNo;
+  if (m <= 0 || n <= 0 || k <= 0) {  // nothing to split; sgemm's own checks and rules apply
+    book::gemm::sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  const auto rows = static_cast<std::size_t>(m), cols = static_cast<std::size_t>(n);
+  const auto depth = static_cast<std::size_t>(k);
+  if (rows >= cols) {
+    parallel_for(rows, grain_for(cols * depth), [&](std::size_t first, std::size_t last) {
+      // Rows [first, last) of op(A): rows of A as stored, or its columns when A is transposed.
+      const float* a_part = trans_a ? a + first : a + first * lda;
+      book::gemm::sgemm(ta, tb, static_cast<int>(last - first), n, k, alpha, a_part, lda, b, ldb,
+                        beta, c + first * ldc, ldc);
+    });
+  } else {
+    parallel_for(cols, grain_for(rows * depth), [&](std::size_t first, std::size_t last) {
+      // Columns [first, last) of op(B): columns of B as stored, or its rows when B is transposed.
+      const float* b_part = trans_b ? b + first * ldb : b + first;
+      book::gemm::sgemm(ta, tb, m, static_cast<int>(last - first), k, alpha, a, lda, b_part, ldb,
+                        beta, c + first, ldc);
+    });
+  }
 }
+//! [split_matmul]
 
 template <>
 void matmul<double>(bool trans_a, bool trans_b, int m, int n, int k, double alpha, const double* a,
@@ -58,8 +88,12 @@ void embedding_backward(const int* tokens, int batch, int seq_len, const T* dout
                         T* dwte, T* dwpe) {
   const LayerScope scope("embedding backward");
   // A token's row sums over every position it appears at: split the columns, not the positions.
+  // Every thread walks all the rows, whatever its columns, so a range narrower than a few vectors
+  // saves nothing: at least kMinColumns each (the book's model, 64 channels, stays on one thread).
+  constexpr std::size_t kMinColumns = 64;
   const std::size_t rows = static_cast<std::size_t>(batch) * seq_len;
-  parallel_for(channels, grain_for(2 * rows), [&](std::size_t c0, std::size_t c1) {
+  const std::size_t grain = std::max(grain_for(2 * rows), kMinColumns);
+  parallel_for(channels, grain, [&](std::size_t c0, std::size_t c1) {
     for (std::size_t row = 0; row < rows; ++row) {
       const T* d = dout + row * channels;
       T* token_row = dwte + static_cast<std::size_t>(tokens[row]) * channels;
