@@ -21,6 +21,7 @@
 #include "chapters/07_tensor_parallel/tp_stage.h"
 #include "common/benchmark_flags.h"
 #include "common/main.h"
+#include "common/repetition_reporter.h"
 #include "common/table.h"
 #include "common/timer.h"
 
@@ -82,18 +83,6 @@ BENCHMARK(BM_TensorParallelStep)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-// Collects every repetition's real time (ms) so main() can print medians, spreads and ratios.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& run : runs)
-      if (run.run_type == Run::RT_Iteration)
-        ms[run.benchmark_name()].push_back(run.GetAdjustedRealTime());
-    ConsoleReporter::ReportRuns(runs);
-  }
-  std::map<std::string, std::vector<double>> ms;
-};
-
 // "median (min-max)" of one benchmark's repetitions.
 std::string median_and_spread(std::vector<double> v) {
   const double mid = book::median(v);
@@ -105,9 +94,9 @@ std::string median_and_spread(std::vector<double> v) {
 
 int bench_main(int argc, char** argv) {
   book::init_benchmark(&argc, argv);  // unknown flags refused; the machine's load printed
-  RatioReporter reporter;
+  book::RepetitionReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  const auto& s = reporter.ms;
+  const auto& s = reporter.times;
   const auto base = s.find("BM_TensorParallelStep/t:1/sp:0/real_time");
   const auto one = s.find("BM_ChapterFourStep/real_time");
   if (base != s.end()) {

@@ -21,8 +21,10 @@
 #include "chapters/10_paged_attention/paged_attention.h"
 #include "common/benchmark_flags.h"
 #include "common/main.h"
+#include "common/repetition_reporter.h"
 #include "common/rng.h"
 #include "common/table.h"
+#include "common/timer.h"
 
 namespace {
 
@@ -103,23 +105,6 @@ BENCHMARK(BM_Reference)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
-// Collects every repetition's real time per benchmark, so main() can print medians and spreads.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& run : runs)
-      if (run.run_type == Run::RT_Iteration)
-        times[run.run_name.str()].push_back(run.GetAdjustedRealTime());
-    ConsoleReporter::ReportRuns(runs);
-  }
-  std::map<std::string, std::vector<double>> times;
-};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
 std::string name(const char* bm, int paged, int batch, int context, int threads) {
   return std::string(bm) + "/paged:" + std::to_string(paged) + "/batch:" + std::to_string(batch) +
          "/context:" + std::to_string(context) + "/threads:" + std::to_string(threads) +
@@ -142,7 +127,7 @@ int bench_main(int argc, char** argv) {
   if (!given("--benchmark_enable_random_interleaving")) args.push_back(interleave.data());
   int count = static_cast<int>(args.size());
   book::init_benchmark(&count, args.data());  // unknown flags refused; the machine's load
-  RatioReporter reporter;
+  book::RepetitionReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   auto find = [&](const std::string& key) {
     return reporter.times.contains(key) ? reporter.times.at(key) : std::vector<double>{};
@@ -164,14 +149,15 @@ int bench_main(int argc, char** argv) {
     const auto& contiguous_runs = reporter.times.at(key);
     const auto paged_runs = find(name("BM_Fast", 1, batch, context, threads));
     if (paged_runs.empty()) continue;
-    const double contiguous = median(contiguous_runs), paged = median(paged_runs);
+    const double contiguous = book::median(contiguous_runs), paged = book::median(paged_runs);
     // The spread of the ratio over repetitions taken pairwise (the i-th of each).
     double lo = 1e30, hi = 0;
     for (std::size_t i = 0; i < std::min(paged_runs.size(), contiguous_runs.size()); ++i) {
       lo = std::min(lo, contiguous_runs[i] / paged_runs[i]);
       hi = std::max(hi, contiguous_runs[i] / paged_runs[i]);
     }
-    const double reference = median(find(name("BM_Reference", 1, batch, context, 1)));
+    const auto reference_runs = find(name("BM_Reference", 1, batch, context, 1));
+    const double reference = reference_runs.empty() ? 0.0 : book::median(reference_runs);
     const double bytes = 2.0 * batch * context * kHeads * kDim * sizeof(float);
     table.add_row({std::to_string(batch), std::to_string(context), std::to_string(threads),
                    book::fixed(contiguous, 1), book::fixed(paged, 1),
