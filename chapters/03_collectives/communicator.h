@@ -171,8 +171,8 @@ class Communicator {
   /// garbage with no error. all_to_all compares only its element type (its counts differ by
   /// design, and are checked pairwise as the messages arrive). The cost: ⌈log2 N⌉ exchanges of at
   /// most 16·N bytes per collective, which the counters leave out (they count the collective's own
-  /// traffic). Off by default outside tests: fingerprint_check_from_environment(). The NCCL
-  /// backend hands whole collectives to NCCL and does not check.
+  /// traffic). Off by default outside tests: fingerprint_check_from_environment(). Every backend
+  /// checks, NCCL's through one ncclAllGather of the fingerprints in device memory.
   void set_fingerprint_check(bool on) { fingerprint_check_ = on; }
   /// Whether the fingerprint check is on.
   bool fingerprint_check() const { return fingerprint_check_; }
@@ -229,6 +229,11 @@ class Communicator {
   /// the root (−1 where none). Call it inside the collective's Scope, before any data moves.
   void check_fingerprint(Collective collective, std::size_t count, DType dtype,
                          std::optional<ReduceOp> op = std::nullopt, int root = -1);
+  /// The fingerprint check's exchange: every rank passes its `bytes` bytes (`mine`, host memory)
+  /// and gets every rank's in `all` (host memory, size() × `bytes`), rank r's at all + r·bytes.
+  /// This one is Bruck's all-gather over the transport, ⌈log2 N⌉ rounds; the NCCL backend, whose
+  /// transport needs device memory, overrides it with one ncclAllGather. Bypasses the counters.
+  virtual void exchange_fingerprints(const void* mine, std::size_t bytes, void* all);
 
   /// Claims the communicator for the calling thread for one public call (see "One thread at a
   /// time" above). The outermost guard of a call claims it with one compare-and-swap and releases

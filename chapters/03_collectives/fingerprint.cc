@@ -68,28 +68,18 @@ void Communicator::check_fingerprint(Collective collective, std::size_t count, D
                          0,
                          root,
                          static_cast<std::uint64_t>(count)};
-  // Bruck's all-gather, turned to the ring's direction: all[i] holds rank (rank() - i) % size()'s
-  // fingerprint. In the round at distance d, a rank passes the first min(d, size - d) it holds
-  // to rank + d and receives as many from rank - d; after ⌈log2 N⌉ rounds it holds all N. (Its
-  // first wait is for its left neighbour, as in the ring: a rank that never arrives is named.)
-  // The transport is called directly, so the counters and the trace show only the collective's
-  // own traffic.
   const int n = size();
-  std::vector<Fingerprint> all(static_cast<std::size_t>(n), mine);
-  for (int d = 1; d < n; d <<= 1) {
-    const std::size_t bytes = static_cast<std::size_t>(std::min(d, n - d)) * sizeof(Fingerprint);
-    transport_sendrecv(all.data(), bytes, (rank() + d) % n, all.data() + d, bytes,
-                       (rank() - d + n) % n, kTagFingerprint);
-  }
+  std::vector<Fingerprint> all(static_cast<std::size_t>(n));
+  exchange_fingerprints(&mine, sizeof mine, all.data());
   // Every rank compares the same N fingerprints against rank 0's, so every rank throws the same
   // error (or none).
-  const Fingerprint& first = all[static_cast<std::size_t>(rank())];
+  const Fingerprint& first = all[0];
   std::ostringstream differ;
   int disagreeing = 0;
   for (int r = 1; r < n; ++r) {
-    const Fingerprint& theirs = all[static_cast<std::size_t>((rank() - r + n) % n)];
-    if (theirs == first) continue;
-    if (++disagreeing <= 4) differ << "; rank " << r << " calls " << describe(theirs);
+    if (all[static_cast<std::size_t>(r)] == first) continue;
+    if (++disagreeing <= 4)
+      differ << "; rank " << r << " calls " << describe(all[static_cast<std::size_t>(r)]);
   }
   if (disagreeing > 4) differ << "; and " << disagreeing - 4 << " more ranks";
   BOOK_CHECK(disagreeing == 0,
@@ -98,6 +88,26 @@ void Communicator::check_fingerprint(Collective collective, std::size_t count, D
                      << ". Every rank must call the same collectives in the same order with the "
                         "same counts, types, operations and root: do all ranks pass the same "
                         "counts?");
+}
+
+void Communicator::exchange_fingerprints(const void* mine, std::size_t bytes, void* all) {
+  // Bruck's all-gather, turned to the ring's direction: held[i] is rank (rank() - i) % size()'s
+  // bytes. In the round at distance d, a rank passes the first min(d, size - d) it holds to
+  // rank + d and receives as many from rank - d; after ⌈log2 N⌉ rounds it holds all N. (Its first
+  // wait is for its left neighbour, as in the ring: a rank that never arrives is named.) The
+  // transport is called directly, so the counters and the trace show only the collective's own
+  // traffic.
+  const int n = size();
+  std::vector<std::byte> held(static_cast<std::size_t>(n) * bytes);
+  std::memcpy(held.data(), mine, bytes);
+  for (int d = 1; d < n; d <<= 1) {
+    const std::size_t round = static_cast<std::size_t>(std::min(d, n - d)) * bytes;
+    transport_sendrecv(held.data(), round, (rank() + d) % n, held.data() + d * bytes, round,
+                       (rank() - d + n) % n, kTagFingerprint);
+  }
+  for (int r = 0; r < n; ++r)  // into rank order
+    std::memcpy(static_cast<std::byte*>(all) + static_cast<std::size_t>(r) * bytes,
+                held.data() + static_cast<std::size_t>((rank() - r + n) % n) * bytes, bytes);
 }
 
 }  // namespace book::coll

@@ -103,6 +103,9 @@ class NcclCommunicator final : public Communicator {
   void local_reduce(Buffer dst, ConstBuffer src, ReduceOp op) override;
   /// Device memory (reused between calls).
   void* temporary_memory(std::size_t bytes) override;
+  /// The fingerprints through device memory: this rank's copied into its slot, one in-place
+  /// ncclAllGather, all of them copied back, then wait.
+  void exchange_fingerprints(const void* mine, std::size_t bytes, void* all) override;
 
  private:
   class Group;
@@ -134,9 +137,10 @@ class NcclCommunicator final : public Communicator {
   int device_ = 0;
   int splits_ = 0;
   std::string abort_reason_;
-  DeviceScratch incoming_{api_};   // sendrecv_reduce's landing buffer
-  DeviceScratch temporary_{api_};  // temporary()
-  DeviceScratch barrier_{api_};    // barrier()'s one float
+  DeviceScratch incoming_{api_};      // sendrecv_reduce's landing buffer
+  DeviceScratch temporary_{api_};     // temporary()
+  DeviceScratch barrier_{api_};       // barrier()'s one float
+  DeviceScratch fingerprints_{api_};  // the fingerprint check's all-gather
 };
 
 }  // namespace book::coll

@@ -125,6 +125,14 @@ class RealNcclApi final : public NcclApi {
     return data;
   }
   void device_free(void* data) noexcept override { cudaFree(data); }
+  void copy_to_device(void* device, const void* host, std::size_t bytes,
+                      CUstream_st* stream) override {
+    BOOK_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream));
+  }
+  void copy_to_host(void* host, const void* device, std::size_t bytes,
+                    CUstream_st* stream) override {
+    BOOK_CUDA_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream));
+  }
   void device_reduce(Buffer dst, ConstBuffer src, ReduceOp op, CUstream_st* stream) override {
     BOOK_CHECK(dst.count == src.count && dst.dtype == src.dtype,
                "device_reduce: destination has " << dst.count << " " << dtype_name(dst.dtype)

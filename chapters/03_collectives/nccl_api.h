@@ -70,6 +70,14 @@ class NcclApi {
   /// FP64) and rounded once to the buffer's type, as reduce_into() does on the host; kAvg adds.
   virtual void device_reduce(Buffer dst, ConstBuffer src, ReduceOp op, CUstream_st* stream) = 0;
 
+  /// cudaMemcpyAsync of `bytes` bytes from host memory to device memory, queued on `stream`.
+  virtual void copy_to_device(void* device, const void* host, std::size_t bytes,
+                              CUstream_st* stream) = 0;
+  /// cudaMemcpyAsync of `bytes` bytes from device memory to host memory, queued on `stream`: the
+  /// host bytes are there once the stream is done.
+  virtual void copy_to_host(void* host, const void* device, std::size_t bytes,
+                            CUstream_st* stream) = 0;
+
   // ---- NCCL (results: nccl_result)
   /// ncclGetUniqueId.
   virtual int get_unique_id(NcclId* id) = 0;

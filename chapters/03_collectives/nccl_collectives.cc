@@ -52,6 +52,7 @@ void NcclCommunicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm)
   require_native(algorithm, where());
   require_live();
   require_data(data.data, data.count, where(), "data");
+  check_fingerprint(Collective::kAllReduce, data.count, data.dtype, op);
   check(api_.all_reduce(data.data, data.data, data.count, data.dtype, op, comm_, stream_),
         "ncclAllReduce");
   synchronize();
@@ -70,6 +71,7 @@ void NcclCommunicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp
                      << dtype_name(output.dtype));
   require_data(input.data, input.count, where(), "input");
   require_data(output.data, output.count, where(), "output");
+  check_fingerprint(Collective::kReduceScatter, input.count, input.dtype, op);
   check(api_.reduce_scatter(input.data, output.data, output.count, input.dtype, op, comm_, stream_),
         "ncclReduceScatter");
   synchronize();
@@ -86,6 +88,7 @@ void NcclCommunicator::all_gather(ConstBuffer input, Buffer output, Algorithm al
                      << "same type; got input " << input.count << " " << dtype_name(input.dtype));
   require_data(input.data, input.count, where(), "input");
   require_data(output.data, output.count, where(), "output");
+  check_fingerprint(Collective::kAllGather, output.count, output.dtype);
   check(api_.all_gather(input.data, output.data, input.count, input.dtype, comm_, stream_),
         "ncclAllGather");
   synchronize();
@@ -97,6 +100,7 @@ void NcclCommunicator::broadcast(Buffer data, int root) {
              where() << ": root " << root << " is not a rank (0.." << size() - 1 << ")");
   require_live();
   require_data(data.data, data.count, where(), "data");
+  check_fingerprint(Collective::kBroadcast, data.count, data.dtype, std::nullopt, root);
   check(api_.broadcast(data.data, data.data, data.count, data.dtype, root, comm_, stream_),
         "ncclBroadcast");
   synchronize();
@@ -113,6 +117,7 @@ void NcclCommunicator::reduce(ConstBuffer input, Buffer output, int root, Reduce
                        << dtype_name(input.dtype) << " elements, got " << output.count << " "
                        << dtype_name(output.dtype));
   require_data(input.data, input.count, where(), "input");
+  check_fingerprint(Collective::kReduce, input.count, input.dtype, op, root);
   check(api_.reduce(input.data, output.data, input.count, input.dtype, op, root, comm_, stream_),
         "ncclReduce");
   synchronize();
@@ -125,6 +130,7 @@ void NcclCommunicator::all_to_all(ConstBuffer input, std::span<const std::size_t
   // Every count checked before the group: once enqueued, a bad count has already handed NCCL a
   // pointer past the end of a device buffer.
   check_all_to_all(input, send_counts, output, recv_counts);
+  check_fingerprint(Collective::kAllToAll, 0, input.dtype);
   const std::size_t element = dtype_size(input.dtype);
   std::size_t send_at = 0, recv_at = 0;
   Group group(*this);
@@ -146,6 +152,7 @@ void NcclCommunicator::all_to_all(ConstBuffer input, std::span<const std::size_t
 void NcclCommunicator::barrier() {
   Scope scope(*this, "barrier(ncclAllReduce of one float)");
   require_live();
+  check_fingerprint(Collective::kBarrier, 0, DType::kF32);
   void* one = barrier_.reserve(sizeof(float));
   check(api_.all_reduce(one, one, 1, DType::kF32, ReduceOp::kSum, comm_, stream_), "ncclAllReduce");
   synchronize();
@@ -212,5 +219,18 @@ void NcclCommunicator::local_reduce(Buffer dst, ConstBuffer src, ReduceOp op) {
 }
 
 void* NcclCommunicator::temporary_memory(std::size_t bytes) { return temporary_.reserve(bytes); }
+
+void NcclCommunicator::exchange_fingerprints(const void* mine, std::size_t bytes, void* all) {
+  // NCCL counts elements: the bytes go as f32 words, which an all-gather copies bit for bit.
+  BOOK_CHECK(bytes % sizeof(float) == 0,
+             where() << ": a fingerprint of " << bytes << " bytes is not whole f32 words");
+  auto* gathered = static_cast<std::byte*>(fingerprints_.reserve(size() * bytes));
+  std::byte* slot = gathered + static_cast<std::size_t>(rank()) * bytes;
+  api_.copy_to_device(slot, mine, bytes, stream_);
+  check(api_.all_gather(slot, gathered, bytes / sizeof(float), DType::kF32, comm_, stream_),
+        "ncclAllGather");
+  api_.copy_to_host(all, gathered, size() * bytes, stream_);
+  synchronize();
+}
 
 }  // namespace book::coll

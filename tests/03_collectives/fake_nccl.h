@@ -1,7 +1,9 @@
 // A fake NcclApi for the NCCL backend's CPU tests: it records every call in order, fails the one
 // it is told to (by name, on its n-th use, with the given ncclResult_t), reports the asynchronous
 // error and stream state it is given, and keeps "device" memory on the host, where one rank's
-// sends to itself come back to its receives (so sendrecv_reduce's result can be checked).
+// sends to itself come back to its receives (so sendrecv_reduce's result can be checked). Its
+// all-gather plays the other ranks as if each had sent what this one sent, except where a test
+// plants a different byte in one rank's part (so the fingerprint check can be made to disagree).
 #pragma once
 
 #include <algorithm>
@@ -27,6 +29,11 @@ class FakeNccl final : public NcclApi {
   int devices_reduced = 0;
   std::map<void*, std::vector<std::byte>> device;  // fake device memory, by address
   int user_rank = 0, count = 1;                    // what comm_user_rank / comm_count answer
+  struct Planted {
+    int rank = -1;           // whose part of an all-gather's output differs (-1: none)
+    std::size_t offset = 0;  // which byte of that part
+    std::byte value{};       // and what it holds
+  } planted;
 
   bool was_called(const std::string& prefix) const {
     return std::any_of(calls.begin(), calls.end(),
@@ -59,6 +66,14 @@ class FakeNccl final : public NcclApi {
     calls.push_back("device_free");
     device.erase(data);
   }
+  void copy_to_device(void* device, const void* host, std::size_t bytes, CUstream_st*) override {
+    calls.push_back("copy_to_device " + std::to_string(bytes));
+    std::memcpy(device, host, bytes);
+  }
+  void copy_to_host(void* host, const void* device, std::size_t bytes, CUstream_st*) override {
+    calls.push_back("copy_to_host " + std::to_string(bytes));
+    std::memcpy(host, device, bytes);
+  }
   void device_reduce(Buffer dst, ConstBuffer src, ReduceOp op, CUstream_st*) override {
     calls.push_back("device_reduce");
     ++devices_reduced;
@@ -75,12 +90,14 @@ class FakeNccl final : public NcclApi {
   }
   int comm_init_rank(ncclComm** comm, int size, const NcclId&, int rank) override {
     calls.push_back("comm_init_rank " + std::to_string(rank) + "/" + std::to_string(size));
+    ranks_ = size;
     const int r = result("comm_init_rank");
     *comm = r == nccl_result::kSuccess ? token() : nullptr;
     return r;
   }
   int comm_split(ncclComm*, int color, int key, ncclComm** child) override {
     calls.push_back("comm_split " + std::to_string(color) + " " + std::to_string(key));
+    ranks_ = count;
     *child = color < 0 ? nullptr : token();
     return result("comm_split");
   }
@@ -108,8 +125,18 @@ class FakeNccl final : public NcclApi {
                      CUstream_st*) override {
     return record("reduce_scatter " + std::to_string(n));
   }
-  int all_gather(const void*, void*, std::size_t n, DType, ncclComm*, CUstream_st*) override {
-    return record("all_gather " + std::to_string(n));
+  int all_gather(const void* send, void* recv, std::size_t n, DType dtype, ncclComm*,
+                 CUstream_st*) override {
+    const int r = record("all_gather " + std::to_string(n));
+    if (r != nccl_result::kSuccess || send == nullptr || recv == nullptr) return r;
+    const std::size_t part = n * dtype_size(dtype);
+    auto* out = static_cast<std::byte*>(recv);
+    const std::vector<std::byte> sent(static_cast<const std::byte*>(send),
+                                      static_cast<const std::byte*>(send) + part);
+    for (int rank = 0; rank < ranks_; ++rank) std::memcpy(out + rank * part, sent.data(), part);
+    if (planted.rank >= 0 && planted.offset < part)
+      out[planted.rank * part + planted.offset] = planted.value;
+    return r;
   }
   int broadcast(const void*, void*, std::size_t n, DType, int, ncclComm*, CUstream_st*) override {
     return record("broadcast " + std::to_string(n));
@@ -149,6 +176,7 @@ class FakeNccl final : public NcclApi {
     return result(call.substr(0, call.find(' ')));
   }
   ncclComm* token() { return reinterpret_cast<ncclComm*>(&comm_tokens_[next_token_++ % 8]); }
+  int ranks_ = 1;  // the size of the group last made: comm_init_rank's, or comm_count's for a split
   int stream_token_ = 0;
   int comm_tokens_[8] = {};
   int next_token_ = 0;

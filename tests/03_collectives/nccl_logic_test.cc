@@ -3,8 +3,8 @@
 // itself come back to its receives). What a first GPU run would otherwise find the hard way:
 // all_to_all's counts checked before ncclGroupStart, a group that ends when a call inside it
 // throws, ncclCommAbort (never ncclCommDestroy) after an asynchronous error, a failed stream or
-// a timeout, sendrecv_reduce / reduce_local / temporary() on device memory, and the refusal of
-// two ranks on one GPU.
+// a timeout, sendrecv_reduce / reduce_local / temporary() on device memory, the fingerprint check
+// through device memory, and the refusal of two ranks on one GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -59,6 +59,7 @@ TEST(NcclLogic, AllToAllChecksCountsAndTypesBeforeTheGroupStarts) {
 TEST(NcclLogic, AGroupEndsWhenACallInsideItFails) {
   FakeNccl nccl;
   NcclCommunicator comm(nccl, 0, 2, any_id(), 0);
+  comm.set_fingerprint_check(false);  // the calls compared here are the collectives' own
   std::vector<float> in(4), out(4);
   const std::vector<std::size_t> counts = {2, 2};
   nccl.fail_call = "send";
@@ -182,6 +183,7 @@ TEST(NcclLogic, SendrecvReduceAndReduceLocalRunOnTheDevice) {
 TEST(NcclLogic, CollectivesCheckTheirArgumentsBeforeCallingNccl) {
   FakeNccl nccl;
   NcclCommunicator comm(nccl, 1, 4, any_id(), 0);
+  comm.set_fingerprint_check(false);  // the calls compared here are the collectives' own
   std::vector<float> eight(8), two(2), three(3);
   nccl.calls.clear();
   expect_error([&] { comm.all_reduce(Buffer(std::span(eight)), ReduceOp::kSum, Algorithm::kRing); },
@@ -201,6 +203,40 @@ TEST(NcclLogic, CollectivesCheckTheirArgumentsBeforeCallingNccl) {
   comm.reduce(std::span<const float>(eight), Buffer(), 0);  // not the root: no output needed
   comm.reduce_scatter(std::span<const float>(eight), std::span(two));
   EXPECT_EQ(nccl.calls, (std::vector<std::string>{"reduce 8", "reduce_scatter 2"}));
+}
+
+// The fingerprint check on NCCL: this rank's 16 bytes copied to the device, one in-place
+// ncclAllGather, all of them copied back and compared, all before the collective is enqueued; a
+// rank whose fingerprint differs (planted in the fake's all-gather) stops it on every rank.
+TEST(NcclLogic, TheFingerprintCheckGathersOnTheDeviceBeforeTheCollective) {
+  FakeNccl nccl;
+  nccl.user_rank = 1;
+  NcclCommunicator comm(nccl, 1, 3, any_id(), 0);
+  comm.set_fingerprint_check(true);
+  std::vector<float> data(8);
+  nccl.calls.clear();
+  comm.all_reduce(Buffer(std::span(data)));
+  EXPECT_EQ(nccl.calls,
+            (std::vector<std::string>{"device_alloc 48", "copy_to_device 16", "all_gather 4",
+                                      "copy_to_host 48", "all_reduce 8"}));
+  // Rank 2 passes the same 32 bytes as 16 bf16 (the fingerprint's second byte is the type).
+  nccl.planted = {2, 1, static_cast<std::byte>(DType::kBF16)};
+  nccl.calls.clear();
+  expect_error([&] { comm.all_reduce(Buffer(std::span(data))); },
+               {"all_reduce(ncclAllReduce)", "fingerprint check",
+                "rank 0 calls all_reduce(8 x f32, sum)", "rank 2 calls all_reduce(8 x bf16, sum)"});
+  EXPECT_FALSE(nccl.was_called("all_reduce")) << "a refused collective must enqueue nothing";
+  // Every collective checks: a broadcast whose root differs on rank 0.
+  nccl.planted = {0, 4, std::byte{2}};  // the root, a little-endian int32 at byte 4
+  expect_error(
+      [&] { comm.broadcast(Buffer(std::span(data)), 1); },
+      {"rank 0 calls broadcast(8 x f32, root 2)", "rank 1 calls broadcast(8 x f32, root 1)"});
+  EXPECT_FALSE(nccl.was_called("broadcast"));
+  // Off: the collective goes straight to NCCL.
+  comm.set_fingerprint_check(false);
+  nccl.calls.clear();
+  comm.all_reduce(Buffer(std::span(data)));
+  EXPECT_EQ(nccl.calls, std::vector<std::string>{"all_reduce 8"});
 }
 
 TEST(NcclLogic, SplitTakesRankAndSizeFromNcclAndInheritsSettings) {
