@@ -192,6 +192,22 @@ int body(int argc, char** argv) {
             << " preemptions, up to " << engine.most_running << " running; "
             << engine.steps_continuous << " model steps against " << engine.steps_one_at_a_time
             << " one at a time (counted, not timed).\n\n";
+  Table modes({"preemption", "preempted", "positions recomputed", "rows run", "KV bytes swapped",
+               "steps", "answers equal to alone"});
+  const auto mode_row = [&](const std::string& name, const PreemptionCost& c, int equal) {
+    modes.add_row({name, std::to_string(c.preemptions), std::to_string(c.dropped_positions),
+                   std::to_string(c.rows), std::to_string(c.bytes_swapped), std::to_string(c.steps),
+                   std::to_string(equal) + "/" + std::to_string(engine.sums)});
+  };
+  mode_row("recompute", engine.recompute, engine.equal_to_alone);
+  mode_row("swap (host arena of 64 blocks)", engine.swap, engine.swap_equal_to_alone);
+  std::cout << "### Recompute vs swap on the same sums\n\n"
+            << modes.markdown() << "\nSwap: " << engine.swapped_out
+            << " victims to the host arena, " << engine.swap_fallbacks
+            << " recomputed because it was full; bytes count K and V both ways (counted, not "
+               "timed).\n\n";
+  modes.write_csv(dir + "/ch11_preemption.csv");
+  modes.write_json(dir + "/ch11_preemption.json");
 
   // The tour's headline lines.
   std::cout << "tour: 11 | offline capacity, continuous vs static batch " << o.max_batch << " | "
@@ -227,8 +243,11 @@ int body(int argc, char** argv) {
             << "tour: 11 | trained addition model through the engine, preempting | "
             << engine.correct << "/" << engine.sums << " right, " << engine.equal_to_alone << "/"
             << engine.sums << " equal to served alone, " << engine.steps_continuous << " vs "
-            << engine.steps_one_at_a_time
-            << " steps | batching changes the cost, not the answers\n";
+            << engine.steps_one_at_a_time << " steps | batching changes the cost, not the answers\n"
+            << "tour: 11 | preemption, recompute vs swap | " << engine.recompute.dropped_positions
+            << " positions recomputed vs " << engine.swap.bytes_swapped << " bytes swapped ("
+            << engine.recompute.rows << " vs " << engine.swap.rows
+            << " rows run) | swap trades recomputation for copies over the bus\n";
   return 0;
 }
 

@@ -34,6 +34,15 @@ struct StageOptions {
 /// (--token-budget below --max-batch included), book::HelpRequested for --help.
 StageOptions parse_options(const std::vector<std::string>& arguments);
 
+/// What one preemption mode cost on the engine's run.
+struct PreemptionCost {
+  std::int64_t preemptions = 0;        ///< requests preempted
+  std::int64_t dropped_positions = 0;  ///< K/V positions dropped and run again (recompute)
+  std::int64_t rows = 0;               ///< model rows run in all (recomputation included)
+  std::int64_t bytes_swapped = 0;      ///< K/V bytes copied to the host arena and back
+  int steps = 0;                       ///< model steps
+};
+
 /// What serving the trained addition model through the engine gave.
 struct EngineRun {
   int sums = 0;                  ///< sums served
@@ -43,11 +52,17 @@ struct EngineRun {
   int steps_one_at_a_time = 0;   ///< model steps, one request at a time
   int most_running = 0;          ///< the largest batch
   std::int64_t preemptions = 0;  ///< preemptions (the cache is tight on purpose)
+  PreemptionCost recompute;      ///< the run above, preempting by recompute
+  PreemptionCost swap;           ///< the same sums preempting by swap (a host arena of 64 blocks)
+  std::int64_t swapped_out = 0;  ///< victims the swap run sent to the host arena
+  std::int64_t swap_fallbacks = 0;  ///< victims the swap run recomputed (the arena full)
+  int swap_equal_to_alone = 0;      ///< swap run's answers equal to those served alone
 };
 
 /// Serves `sums` held-out sums with chapter 4's trained addition model from `checkpoint`
 /// through the engine (32 running, 64 rows per step, a cache of 40 blocks of 2 that forces
-/// preemptions), and one at a time; grades the answers. Throws book::Error if the checkpoint is
+/// preemptions), once preempting by recompute and once by swap, and one at a time; grades the
+/// answers. Throws book::Error if the checkpoint is
 /// missing.
 EngineRun run_addition(const std::string& checkpoint, int sums);
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -183,16 +184,34 @@ EXERCISE_TEST("serve.schedule_step", ScheduleStep, AnInvalidConfigIsAnError) {
 // finished sequences can be checked whole.
 int fuzz_token(RequestId id, int k) { return static_cast<int>((id * 31 + k * 7) % 997); }
 
-EXERCISE_TEST("serve.schedule_step", SchedulerFuzz, NoRequestLostDuplicatedOrReorderedNeverAHang) {
+// What the fuzzer saw over all its seeds.
+struct FuzzTotals {
   std::int64_t preemptions = 0, refused = 0, chunked_prompts = 0, finished_total = 0;
+  PreemptionStats stats;  // summed
+};
+
+// The fuzzer: 60 seeds of random arrivals, lengths and tiny KV caches (and, with `swap`, tiny
+// host arenas of 1 to 6 blocks), every invariant checked after every step.
+FuzzTotals fuzz(bool swap) {
+  FuzzTotals total;
+  std::int64_t& preemptions = total.preemptions;
+  std::int64_t& refused = total.refused;
+  std::int64_t& chunked_prompts = total.chunked_prompts;
+  std::int64_t& finished_total = total.finished_total;
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     Rng rng(seed);
     const int block_size = static_cast<int>(rng.uniform_int(1, 6));
     const int num_blocks = static_cast<int>(rng.uniform_int(3, 14));
     const int max_running = static_cast<int>(rng.uniform_int(1, 5));
-    const SchedulerConfig cfg{max_running, max_running + static_cast<int>(rng.uniform_int(0, 12)),
-                              rng.uniform() < 0.7};
-    kv::BlockManager blocks(num_blocks, block_size, rng.uniform() < 0.3);
+    SchedulerConfig cfg{max_running, max_running + static_cast<int>(rng.uniform_int(0, 12)),
+                        rng.uniform() < 0.7};
+    if (swap) {
+      cfg.preemption = PreemptionMode::kSwap;
+      cfg.host_blocks = static_cast<int>(rng.uniform_int(1, 6));
+    }
+    std::map<RequestId, int> swapped_positions;  // what each swapped-out request took along
+    // Prefix caching off under swap, so that a resumed request's positions all come back.
+    kv::BlockManager blocks(num_blocks, block_size, !swap && rng.uniform() < 0.3);
     Scheduler scheduler(blocks, cfg, 64);
     std::map<RequestId, std::vector<int>> prompts;
     std::map<RequestId, int> max_tokens;
@@ -200,7 +219,8 @@ EXERCISE_TEST("serve.schedule_step", SchedulerFuzz, NoRequestLostDuplicatedOrReo
     const int arrivals = static_cast<int>(rng.uniform_int(5, 25));
     int arrived = 0, steps = 0;
     while (arrived < arrivals || scheduler.has_work()) {
-      ASSERT_LT(++steps, 20000) << "seed " << seed << ": no progress (a hang)";
+      EXPECT_LT(++steps, 20000) << "seed " << seed << ": no progress (a hang)";
+      if (steps >= 20000) return total;
       for (int k = rng.uniform_int(0, 2); k > 0 && arrived < arrivals; --k, ++arrived) {
         const int prompt_len = static_cast<int>(rng.uniform_int(1, 30));
         const int out = static_cast<int>(rng.uniform_int(1, 20));
@@ -225,7 +245,22 @@ EXERCISE_TEST("serve.schedule_step", SchedulerFuzz, NoRequestLostDuplicatedOrReo
         return m;
       }();
       const StepPlan plan = scheduler.schedule();
-      ASSERT_FALSE(plan.chunks.empty()) << "seed " << seed;
+      EXPECT_FALSE(plan.chunks.empty()) << "seed " << seed;
+      // A request comes back with exactly the positions it took to the host arena.
+      for (const SwapCopy& in : plan.swapped_in) {
+        EXPECT_EQ(in.positions, swapped_positions[in.id])
+            << "seed " << seed << ", request " << in.id;
+        EXPECT_EQ(in.first, 0) << "seed " << seed << ": no prefix caching, nothing on the device";
+        EXPECT_EQ(blocks.computed(in.id), in.positions) << "seed " << seed;
+        swapped_positions.erase(in.id);
+      }
+      for (const SwapCopy& out : plan.swapped_out) {
+        EXPECT_TRUE(swap) << "seed " << seed << ": a swap under recompute";
+        EXPECT_GT(out.positions, 0) << "seed " << seed;
+        EXPECT_EQ(out.host_blocks.size(), (out.positions + block_size - 1) / block_size);
+        swapped_positions[out.id] = out.positions;
+      }
+      EXPECT_LE(scheduler.host_blocks_used(), cfg.host_blocks) << "seed " << seed;
       EXPECT_LE(plan.tokens(), cfg.token_budget) << "seed " << seed;
       EXPECT_LE(static_cast<int>(scheduler.state().running.size()), cfg.max_running);
       std::set<RequestId> seen;
@@ -260,16 +295,17 @@ EXERCISE_TEST("serve.schedule_step", SchedulerFuzz, NoRequestLostDuplicatedOrReo
           scheduler.finish(c.id);
         }
       }
-      // The queues hold every unfinished request exactly once.
+      // The queues (and the swapped-out set) hold every unfinished request exactly once.
       std::multiset<RequestId> queued(scheduler.state().waiting.begin(),
                                       scheduler.state().waiting.end());
       queued.insert(scheduler.state().running.begin(), scheduler.state().running.end());
+      for (const RequestId id : scheduler.swapped()) queued.insert(id);
       EXPECT_EQ(queued.size(), scheduler.state().sequences.size()) << "seed " << seed;
       for (const auto& [id, s] : scheduler.state().sequences)
         EXPECT_EQ(queued.count(id), 1u) << "seed " << seed << ": request " << id;
     }
     preemptions += scheduler.preemptions();
-    ASSERT_EQ(finished.size(), prompts.size()) << "seed " << seed << ": a request was lost";
+    EXPECT_EQ(finished.size(), prompts.size()) << "seed " << seed << ": a request was lost";
     for (const auto& [id, tokens] : finished) {
       std::vector<int> want = prompts[id];
       for (int k = 0; k < max_tokens[id]; ++k) want.push_back(fuzz_token(id, k));
@@ -278,12 +314,34 @@ EXERCISE_TEST("serve.schedule_step", SchedulerFuzz, NoRequestLostDuplicatedOrReo
                                  "order";
     }
     EXPECT_EQ(blocks.num_used_blocks(), 0) << "seed " << seed << ": blocks leaked";
+    EXPECT_EQ(scheduler.host_blocks_used(), 0) << "seed " << seed << ": host blocks leaked";
+    const PreemptionStats& st = scheduler.preemption_stats();
+    EXPECT_EQ(st.recomputed + st.swapped_out, scheduler.preemptions()) << "seed " << seed;
+    EXPECT_EQ(st.swapped_in, st.swapped_out) << "seed " << seed << ": every swapped one resumed";
+    EXPECT_EQ(st.positions_in, st.positions_out) << "seed " << seed;
+    total.stats.swapped_out += st.swapped_out;
+    total.stats.swap_fallbacks += st.swap_fallbacks;
+    total.stats.dropped_positions += st.dropped_positions;
     finished_total += static_cast<std::int64_t>(finished.size());
   }
-  EXPECT_GT(preemptions, 20) << "the fuzzer must exercise preemption";
-  EXPECT_GT(refused, 0) << "and refusals of requests too big for the cache";
-  EXPECT_GT(chunked_prompts, 20) << "and chunked prompts";
-  EXPECT_GT(finished_total, 200) << "most requests fit the tiny caches";
+  return total;
+}
+
+EXERCISE_TEST("serve.schedule_step", SchedulerFuzz, NoRequestLostDuplicatedOrReorderedNeverAHang) {
+  const FuzzTotals t = fuzz(/*swap=*/false);
+  EXPECT_GT(t.preemptions, 20) << "the fuzzer must exercise preemption";
+  EXPECT_GT(t.refused, 0) << "and refusals of requests too big for the cache";
+  EXPECT_GT(t.chunked_prompts, 20) << "and chunked prompts";
+  EXPECT_GT(t.finished_total, 200) << "most requests fit the tiny caches";
+  EXPECT_EQ(t.stats.swapped_out, 0) << "recompute never swaps";
+}
+
+EXERCISE_TEST("serve.schedule_step", SchedulerFuzz, WithSwapNoRequestLostDuplicatedOrReordered) {
+  const FuzzTotals t = fuzz(/*swap=*/true);
+  EXPECT_GT(t.stats.swapped_out, 20) << "the fuzzer must exercise swapping";
+  EXPECT_GT(t.stats.swap_fallbacks, 0) << "and a host arena too full to take a victim";
+  EXPECT_GT(t.chunked_prompts, 20);
+  EXPECT_GT(t.finished_total, 200);
 }
 
 }  // namespace
