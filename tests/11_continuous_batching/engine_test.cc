@@ -7,6 +7,8 @@
 
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <vector>
 
 #include "chapters/10_paged_attention/served_model.h"
@@ -159,6 +161,55 @@ EXERCISE_TEST("serve.schedule_step", Engine, AFullHostArenaFallsBackToRecompute)
   EXPECT_EQ(got.stats.recomputed + got.stats.swapped_out, got.preemptions);
   for (std::size_t i = 0; i < requests.size(); ++i)
     EXPECT_EQ(got.tokens[i], want[i]) << "request " << i << ": swapped or recomputed vs alone";
+}
+
+EXERCISE_TEST("serve.schedule_step", Engine, CancelFreesBlocksAndLeavesTheOthersUnchanged) {
+  const auto requests = random_requests(7, 8, /*sample=*/true);
+  const auto want = alone(requests);
+  Server server(20, 4, swapping({4, 12, true}, 8));
+  std::vector<RequestId> ids;
+  for (const auto& r : requests) ids.push_back(server.engine.submit(r));
+  std::map<RequestId, std::vector<int>> got;
+  std::set<RequestId> cancelled;
+  bool cancelled_swapped = false;
+  for (int step = 1; server.engine.has_work(); ++step) {
+    server.engine.step();
+    for (auto& c : server.engine.take_finished()) got[c.id] = c.tokens;
+    const auto& scheduler = server.engine.scheduler();
+    // Cancel one running request at step 3, one waiting at step 4 and the first swapped one.
+    std::optional<RequestId> victim;
+    if (step == 3 && !scheduler.state().running.empty()) victim = scheduler.state().running.back();
+    if (step == 4 && !scheduler.state().waiting.empty()) victim = scheduler.state().waiting.back();
+    if (!cancelled_swapped && !scheduler.swapped().empty()) {
+      victim = scheduler.swapped().front();
+      cancelled_swapped = true;
+    }
+    if (!victim) continue;
+    const int used = server.blocks.num_used_blocks();
+    const int held = server.blocks.contains(*victim)
+                         ? static_cast<int>(server.blocks.block_table(*victim).size())
+                         : 0;
+    const int host = scheduler.host_blocks_used();
+    EXPECT_TRUE(server.engine.cancel(*victim)) << "step " << step << ", request " << *victim;
+    EXPECT_EQ(server.blocks.num_used_blocks(), used - held) << "its device blocks are free";
+    EXPECT_LE(scheduler.host_blocks_used(), host);
+    EXPECT_FALSE(server.engine.cancel(*victim)) << "cancelled twice";
+    cancelled.insert(*victim);
+    server.blocks.check_invariants();
+  }
+  EXPECT_EQ(cancelled.size(), 3u) << "a running, a waiting and a swapped-out request";
+  EXPECT_TRUE(cancelled_swapped);
+  EXPECT_EQ(server.blocks.num_used_blocks(), 0);
+  EXPECT_EQ(server.engine.scheduler().host_blocks_used(), 0);
+  EXPECT_EQ(got.size(), requests.size() - cancelled.size()) << "the cancelled never finish";
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (cancelled.count(ids[i])) {
+      EXPECT_FALSE(got.count(ids[i])) << "request " << i << " was cancelled";
+      continue;
+    }
+    EXPECT_EQ(got[ids[i]], want[i]) << "request " << i << ": unchanged by the others' cancel";
+  }
+  EXPECT_FALSE(server.engine.cancel(ids[0] + 100)) << "an unknown id";
 }
 
 EXERCISE_TEST("serve.schedule_step", Engine, StopTokensMaxTokensAndStreaming) {
