@@ -27,6 +27,9 @@ struct StageOptions {
   double slo_ttft_ms = 2000;  ///< the SLO's time to first token
   double slo_tpot_ms = 15;    ///< the SLO's time per output token
   std::string checkpoint;     ///< chapter 4's addition checkpoint (chapter 10's BUILD trains it)
+  bool wall_clock = false;    ///< also time the real engine (serve_wallclock.cc)
+  int wall_requests = 48;     ///< its requests (three static batches of 16)
+  int wall_reps = 5;          ///< its interleaved repetitions
 };
 
 /// Parses the stage's command line (the arguments after the program's name) with book::Flags;
@@ -65,6 +68,23 @@ struct EngineRun {
 /// answers. Throws book::Error if the checkpoint is
 /// missing.
 EngineRun run_addition(const std::string& checkpoint, int sums);
+
+/// The wall-clock section: per repetition, each system's summary (milliseconds of a stopwatch).
+struct WallClock {
+  int requests = 0;                           ///< requests per run
+  int repetitions = 0;                        ///< interleaved repetitions
+  std::vector<ServingSummary> continuous;     ///< one per repetition
+  std::vector<ServingSummary> fixed_batches;  ///< static batching, one per repetition
+  std::vector<double> ratios;  ///< continuous / static output tokens/s, per repetition
+};
+
+/// Times the real engine (a random-weight model: 4 layers, width 128, context 256, vocabulary
+/// 64) on `requests` seeded requests all there at t = 0, continuous batching (16 running, 128
+/// tokens per step) against static batches of 16 on the same engine, after one warm-up run,
+/// `repetitions` times interleaved. Timings are wall-clock: take them on a quiet machine.
+WallClock run_wall_clock(int requests, int repetitions, std::uint64_t seed);
+/// The medians over the repetitions, one row per system, with the spread of tokens/s.
+Table wall_clock_table(const WallClock& w);
 
 /// The requests of `o` at `rate` requests/s (chapter 10's default lengths, context 2048); rate 0:
 /// offline, every request at t = 0.
