@@ -35,11 +35,21 @@ int body(int argc, char** argv) {
       .range(1, 65536);
   flags.add("blocks", &options.num_blocks, "KV blocks").range(1, 1 << 20);
   flags.add("block-size", &options.block_size, "positions per KV block").range(1, 1024);
+  std::string preemption = "recompute";
+  flags
+      .add("preemption", &preemption, "when KV blocks run out: recompute or swap (to a host arena)")
+      .choices({"recompute", "swap"});
+  flags.add("host-blocks", &options.scheduler.host_blocks, "the host arena's blocks (swap)")
+      .range(0, 1 << 20);
   flags.add("http-threads", &options.http_threads, "requests served at once").range(1, 1024);
   flags.add("grace-ms", &grace_ms, "on shutdown, how long in-flight requests may still run")
       .range(0, 600000);
   flags.add("checkpoint", &checkpoint, "the checkpoint (default: the one chapter 10 trains)");
   flags.parse(argc, argv);
+  if (preemption == "swap") {
+    options.scheduler.preemption = PreemptionMode::kSwap;
+    if (options.scheduler.host_blocks == 0) options.scheduler.host_blocks = options.num_blocks;
+  }
   // SIGINT and SIGTERM go to one thread that waits for them; every other thread (httplib's
   // workers, the engine thread) inherits the blocked mask, so no handler runs in odd places.
   sigset_t signals;

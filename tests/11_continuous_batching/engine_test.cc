@@ -149,6 +149,19 @@ EXERCISE_TEST("serve.schedule_step", Engine, SwappedAndResumedEqualsUninterrupte
   }
 }
 
+EXERCISE_TEST("serve.schedule_step", Engine, SwapWithPrefixCachingEqualsUninterrupted) {
+  // Prefix caching: a resumed request copies back only what the cache does not hold already.
+  const auto requests = random_requests(3, 10, /*sample=*/true);
+  const auto want = alone(requests);
+  const Served got = serve_together(requests, 18, swapping({4, 10, true}, 64), true);
+  EXPECT_GT(got.stats.swapped_out, 0);
+  EXPECT_EQ(got.stats.swapped_in, got.stats.swapped_out);
+  EXPECT_LE(got.bytes_in, got.bytes_out);
+  EXPECT_EQ(got.bytes_in, got.stats.positions_in * 512);
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    EXPECT_EQ(got.tokens[i], want[i]) << "request " << i << ": swapped with prefix caching";
+}
+
 EXERCISE_TEST("serve.schedule_step", Engine, AFullHostArenaFallsBackToRecompute) {
   const auto requests = random_requests(5, 10, /*sample=*/false);
   const auto want = alone(requests);
