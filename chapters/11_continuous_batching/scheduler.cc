@@ -58,9 +58,12 @@ StepPlan Scheduler::schedule() {
   // Where every running request's K/V is before planning: a victim's blocks are read (swap) or
   // counted (recompute) as they were, though the plan may hand them to others at once.
   std::map<RequestId, std::pair<std::vector<kv::BlockId>, int>> before;
+  const bool swap = config_.preemption == PreemptionMode::kSwap;
   for (const RequestId id : state_.running) {
-    const auto& table = blocks_.block_table(id);
-    before[id] = {{table.begin(), table.end()}, blocks_.computed(id)};
+    const auto& table = blocks_.block_table(id);  // only swap reads the blocks
+    before[id] = {
+        swap ? std::vector<kv::BlockId>(table.begin(), table.end()) : std::vector<kv::BlockId>{},
+        blocks_.computed(id)};
   }
   // While a request is swapped out nothing new is admitted: it arrived earlier.
   std::deque<RequestId> held;
