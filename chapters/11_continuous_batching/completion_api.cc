@@ -1,5 +1,6 @@
 #include "chapters/11_continuous_batching/completion_api.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -49,22 +50,106 @@ int token_of(char c, const ApiModel& model, const std::string& param, std::size_
   return static_cast<int>(at);
 }
 
+// The prompt of a completions body: a string of the alphabet or an array of token ids.
+std::vector<int> prompt_tokens_of(const json& prompt, const ApiModel& model) {
+  std::vector<int> tokens;
+  if (prompt.is_string()) {
+    const std::string text = prompt;
+    for (std::size_t i = 0; i < text.size(); ++i)
+      tokens.push_back(token_of(text[i], model, "prompt", i));
+  } else if (prompt.is_array() && std::all_of(prompt.begin(), prompt.end(), [](const json& t) {
+               return t.is_number_integer();
+             })) {
+    const auto vocab = static_cast<std::int64_t>(model.alphabet.size());
+    for (std::size_t i = 0; i < prompt.size(); ++i) {
+      const bool negative = !prompt[i].is_number_unsigned() && prompt[i].get<std::int64_t>() < 0;
+      if (negative || prompt[i].get<std::uint64_t>() >= static_cast<std::uint64_t>(vocab))
+        refuse("prompt", "'prompt': token id " + shown(prompt[i]) + " at index " +
+                             std::to_string(i) + " is outside the vocabulary [0, " +
+                             std::to_string(vocab) + ")");
+      tokens.push_back(prompt[i].get<int>());
+    }
+  } else {
+    refuse("prompt",
+           "'prompt' must be a string or an array of token ids (integers), one prompt per "
+           "request, got " +
+               shown(prompt));
+  }
+  if (tokens.empty())
+    refuse("prompt", "'prompt' is empty: send at least one character or token id");
+  return tokens;
+}
+
+// The prompt of a chat body: its messages checked and put through the chat template.
+std::vector<int> chat_tokens_of(const json& messages, const ApiModel& model) {
+  if (!messages.is_array() || messages.empty())
+    refuse("messages",
+           "'messages' must be a non-empty array of {\"role\", \"content\"} objects, "
+           "got " +
+               shown(messages));
+  std::vector<std::pair<std::string, std::string>> turns;
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const json& m = messages[i];
+    const std::string at = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) refuse(at, "'" + at + "' must be an object, got " + shown(m));
+    for (const auto& [key, value] : m.items())
+      if (key != "role" && key != "content")
+        refuse(at + "." + key,
+               "unknown field '" + key + "' in '" + at + "' (a message has role and content)");
+    if (!m.contains("role") || !m["role"].is_string())
+      refuse(at + ".role", "'" + at + ".role' must be \"system\", \"user\" or \"assistant\", got " +
+                               (m.contains("role") ? shown(m["role"]) : std::string("nothing")));
+    const std::string role = m["role"];
+    if (role != "system" && role != "user" && role != "assistant")
+      refuse(at + ".role", "'" + at + ".role' must be \"system\", \"user\" or \"assistant\", got " +
+                               shown(m["role"]));
+    if (role == "system" && i != 0)
+      refuse(at + ".role", "'" + at + "' is a system message: only the first message may be one");
+    if (!m.contains("content") || !m["content"].is_string())
+      refuse(at + ".content",
+             "'" + at + ".content' must be a string, got " +
+                 (m.contains("content") ? shown(m["content"]) : std::string("nothing")));
+    const std::string content = m["content"];
+    for (std::size_t k = 0; k < content.size(); ++k)
+      token_of(content[k], model, at + ".content", k);
+    turns.emplace_back(role, content);
+  }
+  if (turns.back().first != "user" || turns.back().second.empty())
+    refuse("messages",
+           "the last message must be the user's, with content: the reply continues "
+           "it (got role " +
+               shown(turns.back().first) + ")");
+  std::vector<int> tokens;
+  const std::string prompt = chat_prompt(turns);
+  for (std::size_t i = 0; i < prompt.size(); ++i)
+    tokens.push_back(token_of(prompt[i], model, "messages", i));
+  return tokens;
+}
+
 }  // namespace
 
+std::string chat_prompt(const std::vector<std::pair<std::string, std::string>>& messages) {
+  std::string prompt;
+  for (const auto& [role, content] : messages) prompt += content;
+  return prompt;
+}
+
+namespace {
+
 //! [parse_request]
-CompletionRequest parse_completion_request(std::string_view body_text, const ApiModel& model) {
+CompletionRequest parse_body(std::string_view body_text, const ApiModel& model, ApiKind kind) {
   const json body = json::parse(body_text, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded())
     refuse("", "the body is not valid JSON; send an object such as {\"prompt\": \"12+34=\"}");
   if (!body.is_object()) refuse("", "the body must be a JSON object, got " + shown(body));
-  static const std::set<std::string> known = {"model",  "prompt", "max_tokens", "temperature",
-                                              "top_p",  "top_k",  "seed",       "stop",
-                                              "stream", "n",      "user"};
+  const std::string input = kind == ApiKind::kChat ? "messages" : "prompt";
+  const std::set<std::string> known = {"model",  input,   "max_tokens", "temperature",
+                                       "top_p",  "top_k", "seed",       "stop",
+                                       "stream", "n",     "user"};
   for (const auto& [key, value] : body.items())
     if (!known.count(key))
-      refuse(key, "unknown field '" + key +
-                      "' (this server reads: model, prompt, max_tokens, temperature, top_p, "
-                      "top_k, seed, stop, stream, n, user)");
+      refuse(key, "unknown field '" + key + "' (this endpoint reads: model, " + input +
+                      ", max_tokens, temperature, top_p, top_k, seed, stop, stream, n, user)");
   if (body.contains("model")) {
     if (!body["model"].is_string())
       refuse("model", "'model' must be a string, got " + shown(body["model"]));
@@ -73,22 +158,20 @@ CompletionRequest parse_completion_request(std::string_view body_text, const Api
           404, "model",
           "model " + shown(body["model"]) + " is not served here; use \"" + model.name + "\"");
   }
-  if (!body.contains("prompt")) refuse("prompt", "'prompt' is missing: send the text to continue");
-  if (!body["prompt"].is_string())
-    refuse("prompt",
-           "'prompt' must be a string (one prompt per request), got " + shown(body["prompt"]));
-  const std::string prompt = body["prompt"];
-  if (prompt.empty()) refuse("prompt", "'prompt' is empty: send at least one character");
+  if (!body.contains(input))
+    refuse(input,
+           kind == ApiKind::kChat
+               ? "'messages' is missing: send [{\"role\": \"user\", \"content\": \"12+34=\"}]"
+               : "'prompt' is missing: send the text to continue");
   CompletionRequest request;
   GenerationRequest& g = request.generation;
-  for (std::size_t i = 0; i < prompt.size(); ++i)
-    g.prompt.push_back(token_of(prompt[i], model, "prompt", i));
+  g.prompt = kind == ApiKind::kChat ? chat_tokens_of(body[input], model)
+                                    : prompt_tokens_of(body[input], model);
   const int prompt_tokens = static_cast<int>(g.prompt.size());
   const int room = model.context - prompt_tokens + 1;  // the most new tokens that fit
   if (room < 1)
-    refuse("prompt", "the prompt has " + std::to_string(prompt_tokens) +
-                         " tokens; the model reads " + std::to_string(model.context) +
-                         " positions: send a shorter prompt");
+    refuse(input, "the prompt has " + std::to_string(prompt_tokens) + " tokens; the model reads " +
+                      std::to_string(model.context) + " positions: send a shorter prompt");
   g.max_tokens = room;
   if (body.contains("max_tokens")) {
     g.max_tokens = static_cast<int>(integer_field(body, "max_tokens", 1, 1 << 30));
@@ -142,65 +225,18 @@ CompletionRequest parse_completion_request(std::string_view body_text, const Api
 }
 //! [parse_request]
 
-std::string detokenize(const std::vector<int>& tokens, const ApiModel& model) {
-  std::string text;
-  for (const int t : tokens)
-    text += t >= 0 && t < static_cast<int>(model.alphabet.size()) ? model.alphabet[t] : '?';
-  return text;
-}
-
-const char* finish_reason_name(ApiFinish reason) {
-  switch (reason) {
-    case ApiFinish::kLength:
-      return "length";
-    case ApiFinish::kStop:
-      return "stop";
-    case ApiFinish::kCancelled:
-      return "cancelled";
-  }
-  return "?";
-}
-
-namespace {
-
-json chunk_json(const std::string& id, std::int64_t created, const ApiModel& model,
-                const std::vector<int>& tokens, std::optional<ApiFinish> reason) {
-  json choice = {{"text", detokenize(tokens, model)},
-                 {"index", 0},
-                 {"logprobs", nullptr},
-                 {"finish_reason", nullptr}};
-  if (reason) choice["finish_reason"] = finish_reason_name(*reason);
-  return {{"id", id},
-          {"object", "text_completion"},
-          {"created", created},
-          {"model", model.name},
-          {"choices", json::array({choice})}};
-}
-
 }  // namespace
 
-std::string completion_body(const std::string& id, std::int64_t created, const ApiModel& model,
-                            int prompt_tokens, const std::vector<int>& tokens, ApiFinish reason) {
-  json body = chunk_json(id, created, model, tokens, reason);
-  const int completion_tokens = static_cast<int>(tokens.size());
-  body["usage"] = {{"prompt_tokens", prompt_tokens},
-                   {"completion_tokens", completion_tokens},
-                   {"total_tokens", prompt_tokens + completion_tokens}};
-  return body.dump();
+CompletionRequest parse_completion_request(std::string_view body, const ApiModel& model) {
+  return parse_body(body, model, ApiKind::kCompletion);
 }
 
-std::string stream_event(const std::string& id, std::int64_t created, const ApiModel& model,
-                         const std::vector<int>& tokens, std::optional<ApiFinish> reason) {
-  return "data: " + chunk_json(id, created, model, tokens, reason).dump() + "\n\n";
+CompletionRequest parse_chat_request(std::string_view body, const ApiModel& model) {
+  return parse_body(body, model, ApiKind::kChat);
 }
 
-std::string error_body(int status, const std::string& param, const std::string& message) {
-  json error = {{"message", message},
-                {"type", status < 500 ? "invalid_request_error" : "server_error"},
-                {"param", nullptr},
-                {"code", nullptr}};
-  if (!param.empty()) error["param"] = param;
-  return json{{"error", error}}.dump();
+CompletionRequest parse_request(std::string_view body, const ApiModel& model, ApiKind kind) {
+  return parse_body(body, model, kind);
 }
 
 }  // namespace book::serve

@@ -18,6 +18,8 @@ Engine::Engine(kv::ModelRunner& runner, kv::BlockManager& blocks, const Schedule
              "Engine: the runner takes " << runner.max_rows() << " rows per step, below the token "
                                          << "budget of " << config.token_budget
                                          << "; make the runner with max_rows >= the budget");
+  if (config.preemption == PreemptionMode::kSwap)
+    host_.emplace(runner.cache().shape(), config.host_blocks, runner.cache().block_size());
 }
 
 RequestId Engine::submit(const GenerationRequest& request) {
@@ -41,6 +43,10 @@ StepRecord Engine::step() {
   StepRecord record;
   record.step = ++steps_;
   const StepPlan plan = scheduler_.schedule();
+  // Swaps first (resumed requests in, this step's victims out), before anything is written.
+  for (const SwapCopy& copy : plan.swapped_in) bytes_in_ += host_->swap_in(runner_.cache(), copy);
+  for (const SwapCopy& copy : plan.swapped_out)
+    bytes_out_ += host_->swap_out(runner_.cache(), copy);
   for (const kv::BlockCopy& copy : plan.copies) runner_.cache().copy(copy);
   // One model step over every scheduled chunk: decodes and prefill chunks side by side.
   std::vector<kv::SequenceChunk> chunks;
@@ -92,6 +98,8 @@ StepRecord Engine::step() {
     ++record.finished;
   }
   record.preempted = static_cast<int>(plan.preempted.size());
+  record.swapped_out = static_cast<int>(plan.swapped_out.size());
+  record.swapped_in = static_cast<int>(plan.swapped_in.size());
   record.running = static_cast<int>(scheduler_.state().running.size());
   record.waiting = static_cast<int>(scheduler_.state().waiting.size());
   return record;
@@ -101,6 +109,13 @@ StepRecord Engine::step() {
 std::vector<Completion> Engine::run() {
   while (has_work()) step();
   return take_finished();
+}
+
+bool Engine::cancel(RequestId id) {
+  if (!requests_.contains(id) || !scheduler_.cancel(id)) return false;
+  requests_.erase(id);
+  first_token_step_.erase(id);
+  return true;
 }
 
 std::vector<Completion> Engine::take_finished() {

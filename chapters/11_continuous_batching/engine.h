@@ -9,10 +9,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "chapters/10_paged_attention/block_manager.h"
 #include "chapters/10_paged_attention/model_runner.h"
+#include "chapters/11_continuous_batching/host_arena.h"
 #include "chapters/11_continuous_batching/sampling.h"
 #include "chapters/11_continuous_batching/scheduler.h"
 
@@ -37,7 +39,7 @@ struct Completion {
   RequestId id = 0;                             ///< the request
   std::vector<int> tokens;                      ///< the generated tokens, in order
   FinishReason reason = FinishReason::kLength;  ///< why it stopped
-  int preemptions = 0;                          ///< times it was evicted and recomputed
+  int preemptions = 0;                          ///< times it was evicted (recomputed or swapped)
   int first_token_step = 0;                     ///< the step (1-based) that sampled its first token
   int finish_step = 0;                          ///< the step that sampled its last token
 };
@@ -51,6 +53,8 @@ struct StepRecord {
   int running = 0;         ///< running after the step
   int waiting = 0;         ///< waiting after the step
   int preempted = 0;       ///< requests preempted by this step
+  int swapped_out = 0;     ///< of those, swapped to the host arena
+  int swapped_in = 0;      ///< swapped requests resumed by this step
   int finished = 0;        ///< requests that finished in this step
   int used_blocks = 0;     ///< KV blocks in use after scheduling (before finishing)
 };
@@ -62,8 +66,9 @@ class Engine {
   using TokenCallback = std::function<void(RequestId, int token, bool finished)>;
 
   /// Serves with `runner` (not owned) and `blocks` (not owned; must describe the runner's cache,
-  /// and be empty). Throws book::Error if the block pools differ or the runner's max_rows is
-  /// below the token budget.
+  /// and be empty); with PreemptionMode::kSwap it allocates a host arena of config.host_blocks
+  /// blocks. Throws book::Error if the block pools differ or the runner's max_rows is below the
+  /// token budget.
   Engine(kv::ModelRunner& runner, kv::BlockManager& blocks, const SchedulerConfig& config);
 
   /// Queues a request; returns its id. Throws book::Error on bad input (the scheduler's checks;
@@ -79,9 +84,18 @@ class Engine {
   std::vector<Completion> run();
   /// The completions finished so far and not yet taken, by id.
   std::vector<Completion> take_finished();
+  /// Drops an unfinished request (waiting, running or swapped out): its device and host blocks
+  /// return to their pools, it samples nothing more and never appears in take_finished(); the
+  /// others' tokens are unchanged. Returns false (and changes nothing) for an id that is not
+  /// unfinished here. Call it between steps.
+  bool cancel(RequestId id);
 
-  const Scheduler& scheduler() const { return scheduler_; }  ///< queues and counters
-  int steps() const { return steps_; }                       ///< steps so far
+  const Scheduler& scheduler() const { return scheduler_; }   ///< queues and counters
+  int steps() const { return steps_; }                        ///< steps so far
+  std::int64_t swap_bytes_out() const { return bytes_out_; }  ///< K/V bytes copied to the host
+  std::int64_t swap_bytes_in() const { return bytes_in_; }    ///< K/V bytes copied back
+  /// The host arena (kSwap), else null.
+  const HostKvArena* host_arena() const { return host_ ? &*host_ : nullptr; }
 
  private:
   kv::ModelRunner& runner_;
@@ -91,6 +105,8 @@ class Engine {
   std::map<RequestId, int> first_token_step_;
   TokenCallback callback_;
   int steps_ = 0;
+  std::optional<HostKvArena> host_;
+  std::int64_t bytes_out_ = 0, bytes_in_ = 0;
 };
 
 }  // namespace book::serve

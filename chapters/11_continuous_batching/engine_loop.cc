@@ -23,6 +23,11 @@ PendingCompletion::Snapshot PendingCompletion::wait_ended() {
   return snapshot();
 }
 
+bool PendingCompletion::ended() const {
+  std::lock_guard lock(mutex_);
+  return state_.ended;
+}
+
 void PendingCompletion::accept() {
   std::lock_guard lock(mutex_);
   state_.accepted = true;
@@ -53,7 +58,7 @@ void PendingCompletion::fail(int status, const std::string& what) {
 
 EngineLoop::EngineLoop(kv::ModelRunner& runner, kv::BlockManager& blocks,
                        const SchedulerConfig& config)
-    : engine_(runner, blocks, config) {
+    : engine_(runner, blocks, config), blocks_(blocks) {
   // The engine thread is the only caller of engine_ from here on: it streams each token to the
   // request's PendingCompletion as soon as it is sampled.
   engine_.on_token([this](RequestId id, int token, bool last) {
@@ -82,14 +87,18 @@ std::shared_ptr<PendingCompletion> EngineLoop::submit(GenerationRequest request)
 //! [engine_thread]
 void EngineLoop::run() {
   std::deque<Handover> incoming;
+  std::vector<std::shared_ptr<PendingCompletion>> cancels;
   for (;;) {
     bool step = false;
     {
       std::unique_lock lock(mutex_);
-      // Sleep until there is something to do: new requests, a shutdown, or work to step.
-      wake_.wait(lock,
-                 [&] { return !inbox_.empty() || stopping_ || (!held_ && engine_.has_work()); });
+      // Sleep until there is something to do: new requests, cancels, a shutdown, or work to step.
+      wake_.wait(lock, [&] {
+        return !inbox_.empty() || !cancels_.empty() || stopping_ ||
+               ((!held_ || allowed_ > 0) && engine_.has_work());
+      });
       incoming.swap(inbox_);
+      cancels.swap(cancels_);
       if (stopping_ && (std::chrono::steady_clock::now() >= deadline_ ||
                         report_.drain_steps >= max_drain_steps_)) {
         // The bound ran out: what is still in flight is cancelled, with its tokens so far.
@@ -99,8 +108,9 @@ void EngineLoop::run() {
         live_.clear();
         return;
       }
-      step = !held_;
+      step = !held_ || allowed_ > 0;
     }
+    apply_cancels(cancels, incoming);
     for (auto& h : incoming) {  // the engine's own checks refuse bad requests here
       try {
         live_.emplace(engine_.submit(h.request), h.pending);
@@ -123,6 +133,7 @@ void EngineLoop::run() {
       const StepRecord record = engine_.step();
       std::lock_guard lock(mutex_);
       ++steps_;
+      if (held_ && allowed_ > 0) --allowed_;
       if (stopping_) ++report_.drain_steps;
       max_batch_ = std::max(max_batch_, record.decode_rows + record.prefill_chunks);
     } catch (const std::exception& e) {  // a bug: fail every request rather than hang them
@@ -145,14 +156,61 @@ void EngineLoop::run() {
                           c.tokens.back());
       live_.erase(c.id);
     }
+    std::lock_guard lock(mutex_);
+    used_blocks_ = blocks_.num_used_blocks();  // after the finished ones freed theirs
   }
 }
 //! [engine_thread]
+
+//! [cancel]
+void EngineLoop::cancel(std::shared_ptr<PendingCompletion> pending) {
+  {
+    std::lock_guard lock(mutex_);
+    cancels_.push_back(std::move(pending));
+  }
+  wake_.notify_one();
+}
+
+// On the engine thread, between steps: a cancelled request leaves the engine (its blocks go back
+// to the pool) and its handler sees "cancelled"; one still in the inbox never enters.
+void EngineLoop::apply_cancels(std::vector<std::shared_ptr<PendingCompletion>>& cancels,
+                               std::deque<Handover>& incoming) {
+  int count = 0;
+  for (const auto& pending : cancels) {
+    if (pending->ended()) continue;
+    for (auto it = incoming.begin(); it != incoming.end(); ++it)
+      if (it->pending == pending) {
+        incoming.erase(it);
+        break;
+      }
+    for (auto it = live_.begin(); it != live_.end(); ++it)
+      if (it->second == pending) {
+        engine_.cancel(it->first);
+        live_.erase(it);
+        break;
+      }
+    pending->end(ApiFinish::kCancelled);
+    ++count;
+  }
+  cancels.clear();
+  std::lock_guard lock(mutex_);
+  cancelled_ += count;
+  used_blocks_ = blocks_.num_used_blocks();
+}
+//! [cancel]
 
 void EngineLoop::hold(bool on) {
   {
     std::lock_guard lock(mutex_);
     held_ = on;
+  }
+  wake_.notify_one();
+}
+
+void EngineLoop::allow(int steps) {
+  {
+    std::lock_guard lock(mutex_);
+    allowed_ += steps;
   }
   wake_.notify_one();
 }
@@ -186,6 +244,16 @@ int EngineLoop::max_batch() const {
 std::int64_t EngineLoop::accepted() const {
   std::lock_guard lock(mutex_);
   return accepted_;
+}
+
+std::int64_t EngineLoop::cancelled() const {
+  std::lock_guard lock(mutex_);
+  return cancelled_;
+}
+
+int EngineLoop::used_blocks() const {
+  std::lock_guard lock(mutex_);
+  return used_blocks_;
 }
 
 std::int64_t EngineLoop::completed() const {

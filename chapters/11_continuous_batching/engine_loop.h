@@ -44,6 +44,9 @@ class PendingCompletion {
   /// cancelled by shutdown).
   Snapshot wait_ended();
 
+  /// Whether the request ended (finished, refused or cancelled).
+  bool ended() const;
+
   // The engine thread's side.
   void accept();         ///< the engine took it
   void push(int token);  ///< a sampled token
@@ -81,9 +84,16 @@ class EngineLoop {
   /// ApiError(503) once shutdown began, ApiError(500) if the engine broke.
   std::shared_ptr<PendingCompletion> submit(GenerationRequest request);
 
+  /// Cancels a request whose client went away: the engine thread drops it between steps (its
+  /// KV blocks return to the pool) and ends it with ApiFinish::kCancelled. Does nothing if it
+  /// already ended. Thread-safe; works while held too.
+  void cancel(std::shared_ptr<PendingCompletion> pending);
+
   /// Holds (true) or resumes (false) stepping: requests are still taken and submitted, but no
   /// step runs. The tests use it to keep requests in flight; shutdown() resumes.
   void hold(bool on);
+  /// While held, lets `steps` more steps run (the tests step a held engine one token at a time).
+  void allow(int steps);
 
   /// Graceful shutdown: refuses new requests (503), steps until every in-flight request finished
   /// or `grace` elapsed or `max_steps` drain steps ran, whichever comes first, then cancels the
@@ -95,6 +105,8 @@ class EngineLoop {
   int max_batch() const;           ///< the most requests that ran in one step
   std::int64_t completed() const;  ///< requests finished (not cancelled)
   std::int64_t accepted() const;   ///< requests the engine took (its checks passed)
+  std::int64_t cancelled() const;  ///< requests cancelled by cancel() (not by shutdown)
+  int used_blocks() const;         ///< KV blocks in use after the engine thread's last change
 
  private:
   struct Handover {
@@ -104,13 +116,19 @@ class EngineLoop {
   void run();
   void take_inbox(std::deque<Handover>& incoming);
 
+  void apply_cancels(std::vector<std::shared_ptr<PendingCompletion>>& cancels,
+                     std::deque<Handover>& incoming);
+
   Engine engine_;
+  kv::BlockManager& blocks_;
   std::map<RequestId, std::shared_ptr<PendingCompletion>> live_;  // engine thread only
 
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;
   std::deque<Handover> inbox_;
+  std::vector<std::shared_ptr<PendingCompletion>> cancels_;
   bool held_ = false;
+  int allowed_ = 0;  // steps a held engine may still run
   bool stopping_ = false;
   bool broken_ = false;
   std::chrono::steady_clock::time_point deadline_;
@@ -120,6 +138,8 @@ class EngineLoop {
   int max_batch_ = 0;
   std::int64_t completed_ = 0;
   std::int64_t accepted_ = 0;
+  std::int64_t cancelled_ = 0;
+  int used_blocks_ = 0;
   std::thread thread_;  // last: started after everything above exists
 };
 

@@ -13,6 +13,11 @@ void check_config(const SchedulerConfig& config) {
                                          << config.max_running
                                          << ") so that every running request can decode each "
                                             "step; raise the budget or lower max_running");
+  BOOK_CHECK(config.host_blocks >= 0,
+             "scheduler: host_blocks must be >= 0, got " << config.host_blocks);
+  BOOK_CHECK(config.preemption != PreemptionMode::kSwap || config.host_blocks >= 1,
+             "scheduler: preemption by swap needs a host arena, but host_blocks is 0; give it "
+             "blocks or preempt by recompute");
 }
 
 int StepPlan::tokens() const {

@@ -14,6 +14,7 @@ Scheduler::Scheduler(kv::BlockManager& blocks, const SchedulerConfig& config, in
   BOOK_CHECK(blocks.sequences().empty(), "Scheduler: the block manager already holds "
                                              << blocks.sequences().size()
                                              << " sequences; give it an empty one");
+  for (int b = config.host_blocks - 1; b >= 0; --b) free_host_blocks_.push_back(b);
 }
 
 RequestId Scheduler::add(std::vector<int> prompt, int max_tokens) {
@@ -50,15 +51,36 @@ RequestId Scheduler::add(std::vector<int> prompt, int max_tokens) {
   return id;
 }
 
+//! [swap_schedule]
 StepPlan Scheduler::schedule() {
-  StepPlan plan = schedule_step(state_, blocks_, config_);
+  StepPlan plan;
+  swap_in_ready(plan);
+  // Where every running request's K/V is before planning: a victim's blocks are read (swap) or
+  // counted (recompute) as they were, though the plan may hand them to others at once.
+  std::map<RequestId, std::pair<std::vector<kv::BlockId>, int>> before;
+  const bool swap = config_.preemption == PreemptionMode::kSwap;
+  for (const RequestId id : state_.running) {
+    const auto& table = blocks_.block_table(id);  // only swap reads the blocks
+    before[id] = {
+        swap ? std::vector<kv::BlockId>(table.begin(), table.end()) : std::vector<kv::BlockId>{},
+        blocks_.computed(id)};
+  }
+  // While a request is swapped out nothing new is admitted: it arrived earlier.
+  std::deque<RequestId> held;
+  if (!swapped_.empty()) held.swap(state_.waiting);
+  StepPlan planned = schedule_step(state_, blocks_, config_);
+  for (const RequestId id : held) state_.waiting.push_back(id);  // behind this step's victims
+  planned.swapped_in = std::move(plan.swapped_in);
+  plan = std::move(planned);
   preemptions_ += static_cast<std::int64_t>(plan.preempted.size());
+  after_preemption(plan, before);
   BOOK_CHECK(!has_work() || !plan.chunks.empty(),
              "Scheduler::schedule: " << state_.waiting.size() << " waiting and "
                                      << state_.running.size()
                                      << " running, but the step plans nothing (a scheduler bug)");
   return plan;
 }
+//! [swap_schedule]
 
 void Scheduler::record(const StepPlan& plan, std::span<const int> sampled) {
   std::size_t next = 0;
@@ -83,6 +105,23 @@ void Scheduler::finish(RequestId id) {
   state_.sequences.erase(id);
 }
 
+bool Scheduler::cancel(RequestId id) {
+  if (!state_.sequences.contains(id)) return false;
+  if (const auto it = std::find(state_.running.begin(), state_.running.end(), id);
+      it != state_.running.end())
+    state_.running.erase(it);
+  if (const auto it = std::find(state_.waiting.begin(), state_.waiting.end(), id);
+      it != state_.waiting.end())
+    state_.waiting.erase(it);
+  if (const auto it = swapped_.find(id); it != swapped_.end()) {
+    for (const int b : it->second.host_blocks) free_host_blocks_.push_back(b);
+    swapped_.erase(it);
+  }
+  if (blocks_.contains(id)) blocks_.free(id);
+  state_.sequences.erase(id);
+  return true;
+}
+
 void Scheduler::set_limits(int max_running, int token_budget) {
   SchedulerConfig config = config_;
   config.max_running = max_running;
@@ -93,6 +132,71 @@ void Scheduler::set_limits(int max_running, int token_budget) {
              "the one requests were admitted against ("
                  << config_.token_budget << "), got " << token_budget);
   config_ = config;
+}
+
+void Scheduler::swap_in_ready(StepPlan& plan) {
+  while (!swapped_.empty() && static_cast<int>(state_.running.size()) < config_.max_running) {
+    const auto it = swapped_.begin();
+    const RequestId id = it->first;
+    const std::vector<int>& tokens = state_.sequences.at(id).tokens;
+    // Room for it and, after it, one new block per running request: otherwise the next decode
+    // would preempt it again at once (swapping out what was just swapped in).
+    const int needed = blocks_.blocks_needed(tokens);
+    if (blocks_.num_free_blocks() - needed < static_cast<int>(state_.running.size())) break;
+    BOOK_CHECK(blocks_.add_sequence(id, tokens).ok, "Scheduler: request "
+                                                        << id << " does not fit although " << needed
+                                                        << " blocks are free (a scheduler bug)");
+    SwapCopy copy = std::move(it->second);
+    swapped_.erase(it);
+    for (const int b : copy.host_blocks) free_host_blocks_.push_back(b);
+    copy.first = blocks_.computed(id);  // a prefix-cache hit is already on the device
+    if (copy.positions > copy.first) blocks_.mark_computed(id, copy.positions);
+    const auto& table = blocks_.block_table(id);
+    copy.device_blocks.assign(table.begin(), table.begin() + copy.host_blocks.size());
+    copy.first = std::min(copy.first, copy.positions);
+    stats_.positions_in += copy.positions - copy.first;
+    ++stats_.swapped_in;
+    state_.running.push_back(id);  // still "prefilling": its last sampled token runs next
+    plan.swapped_in.push_back(std::move(copy));
+  }
+}
+
+void Scheduler::after_preemption(
+    StepPlan& plan, const std::map<RequestId, std::pair<std::vector<kv::BlockId>, int>>& before) {
+  for (const RequestId victim : plan.preempted) {
+    const auto& [table, computed] = before.at(victim);
+    const int needed = (computed + blocks_.block_size() - 1) / blocks_.block_size();
+    const bool swap = config_.preemption == PreemptionMode::kSwap && computed > 0;
+    if (!swap || needed > static_cast<int>(free_host_blocks_.size())) {
+      stats_.swap_fallbacks += swap ? 1 : 0;  // the arena is full: recompute instead
+      ++stats_.recomputed;
+      stats_.dropped_positions += computed;
+      continue;
+    }
+    SwapCopy copy;
+    copy.id = victim;
+    copy.positions = computed;
+    copy.device_blocks.assign(table.begin(), table.begin() + needed);
+    for (int i = 0; i < needed; ++i) {
+      copy.host_blocks.push_back(free_host_blocks_.back());
+      free_host_blocks_.pop_back();
+    }
+    state_.waiting.erase(std::find(state_.waiting.begin(), state_.waiting.end(), victim));
+    ++stats_.swapped_out;
+    stats_.positions_out += computed;
+    plan.swapped_out.push_back(copy);
+    swapped_.emplace(victim, std::move(copy));
+  }
+}
+
+std::vector<RequestId> Scheduler::swapped() const {
+  std::vector<RequestId> out;
+  for (const auto& [id, copy] : swapped_) out.push_back(id);
+  return out;
+}
+
+int Scheduler::host_blocks_used() const {
+  return config_.host_blocks - static_cast<int>(free_host_blocks_.size());
 }
 
 const Sequence& Scheduler::sequence(RequestId id) const {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <vector>
 
@@ -17,6 +18,18 @@
 #include "chapters/11_continuous_batching/scheduler_state.h"
 
 namespace book::serve {
+
+/// What preemption did so far: how often, and what it cost (positions to run again under
+/// recompute, positions moved under swap; the engine turns positions into bytes).
+struct PreemptionStats {
+  std::int64_t recomputed = 0;         ///< victims whose K/V was dropped (recompute)
+  std::int64_t swap_fallbacks = 0;     ///< of those, kSwap victims the host arena had no room for
+  std::int64_t swapped_out = 0;        ///< victims whose K/V went to the host arena
+  std::int64_t swapped_in = 0;         ///< swapped requests resumed (copied back)
+  std::int64_t dropped_positions = 0;  ///< computed positions dropped: recomputed on readmission
+  std::int64_t positions_out = 0;      ///< positions copied device → host
+  std::int64_t positions_in = 0;       ///< positions copied host → device
+};
 
 /// See the file comment.
 class Scheduler {
@@ -40,19 +53,30 @@ class Scheduler {
   void record(const StepPlan& plan, std::span<const int> sampled);
   /// Removes a finished request (frees its blocks). Throws book::Error if it is not running.
   void finish(RequestId id);
+  /// Removes an unfinished request wherever it is (waiting, running or swapped out) and frees its
+  /// device and host blocks. Returns false (and changes nothing) if the scheduler does not know
+  /// it (never added, finished, or cancelled before). Call it between steps, never between
+  /// schedule() and record().
+  bool cancel(RequestId id);
 
   /// Changes max_running and the token budget from the next step on (the SLO-driven threshold).
   /// Throws book::Error if the config would become invalid (check_config), or if without chunked
   /// prefill the budget would shrink (a queued request might no longer fit).
   void set_limits(int max_running, int token_budget);
 
-  /// Whether a request is waiting or running.
-  bool has_work() const { return !state_.waiting.empty() || !state_.running.empty(); }
+  /// Whether a request is waiting, running or swapped out.
+  bool has_work() const {
+    return !state_.waiting.empty() || !state_.running.empty() || !swapped_.empty();
+  }
   const SchedulerState& state() const { return state_; }     ///< queues and sequences
   const Sequence& sequence(RequestId id) const;              ///< throws book::Error if unknown
   const SchedulerConfig& config() const { return config_; }  ///< the limits
   kv::BlockManager& blocks() { return blocks_; }             ///< the KV bookkeeping
   std::int64_t preemptions() const { return preemptions_; }  ///< since construction
+  const PreemptionStats& preemption_stats() const { return stats_; }  ///< since construction
+  /// Requests swapped out to the host arena (in neither queue), oldest first.
+  std::vector<RequestId> swapped() const;
+  int host_blocks_used() const;  ///< host arena blocks holding swapped requests' K/V
 
  private:
   kv::BlockManager& blocks_;
@@ -61,6 +85,13 @@ class Scheduler {
   SchedulerState state_;
   RequestId next_id_ = 0;
   std::int64_t preemptions_ = 0;
+  PreemptionStats stats_;
+  std::map<RequestId, SwapCopy> swapped_;  // by id: arrival order, the order they resume in
+  std::vector<int> free_host_blocks_;      // the host arena's free list
+
+  void swap_in_ready(StepPlan& plan);  // resumes swapped requests that fit, before planning
+  void after_preemption(
+      StepPlan& plan, const std::map<RequestId, std::pair<std::vector<kv::BlockId>, int>>& before);
 };
 
 }  // namespace book::serve

@@ -1,7 +1,8 @@
 // bazel run -c opt //chapters/11_continuous_batching:serve -- --port 8000
 //
 // The HTTP server: chapter 4's trained addition model behind an OpenAI-compatible
-// POST /v1/completions (plain or streamed), served by this chapter's engine on one engine thread.
+// POST /v1/completions and POST /v1/chat/completions (plain or streamed), served by this
+// chapter's engine on one engine thread; a client that goes away cancels its request.
 // Ctrl-C (SIGINT) or SIGTERM shuts it down gracefully: new requests get 503, in-flight ones have
 // --grace-ms to finish, the rest are cancelled, then it exits.
 #include <pthread.h>
@@ -34,11 +35,21 @@ int body(int argc, char** argv) {
       .range(1, 65536);
   flags.add("blocks", &options.num_blocks, "KV blocks").range(1, 1 << 20);
   flags.add("block-size", &options.block_size, "positions per KV block").range(1, 1024);
+  std::string preemption = "recompute";
+  flags
+      .add("preemption", &preemption, "when KV blocks run out: recompute or swap (to a host arena)")
+      .choices({"recompute", "swap"});
+  flags.add("host-blocks", &options.scheduler.host_blocks, "the host arena's blocks (swap)")
+      .range(0, 1 << 20);
   flags.add("http-threads", &options.http_threads, "requests served at once").range(1, 1024);
   flags.add("grace-ms", &grace_ms, "on shutdown, how long in-flight requests may still run")
       .range(0, 600000);
   flags.add("checkpoint", &checkpoint, "the checkpoint (default: the one chapter 10 trains)");
   flags.parse(argc, argv);
+  if (preemption == "swap") {
+    options.scheduler.preemption = PreemptionMode::kSwap;
+    if (options.scheduler.host_blocks == 0) options.scheduler.host_blocks = options.num_blocks;
+  }
   // SIGINT and SIGTERM go to one thread that waits for them; every other thread (httplib's
   // workers, the engine thread) inherits the blocked mask, so no handler runs in odd places.
   sigset_t signals;
@@ -46,6 +57,9 @@ int body(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // A client that closed its connection must not end the server: a write to it fails (EPIPE)
+  // and its request is cancelled, instead of SIGPIPE killing the process.
+  std::signal(SIGPIPE, SIG_IGN);
   if (checkpoint.empty())
     checkpoint = kv::runfile("chapters/10_paged_attention/addition_checkpoint.bin", argv[0]);
   auto model = kv::load_checkpoint_model(checkpoint);
@@ -53,7 +67,7 @@ int body(int argc, char** argv) {
   std::cout << "serve: model \"" << options.model_name << "\" (context "
             << server.api_model().context << ", vocabulary \"" << options.alphabet
             << "\") on http://" << options.host << ":" << server.port()
-            << "/v1/completions; Ctrl-C stops it" << std::endl;
+            << "/v1/completions and /v1/chat/completions; Ctrl-C stops it" << std::endl;
   std::thread waiter([&] {
     int signal = 0;
     sigwait(&signals, &signal);

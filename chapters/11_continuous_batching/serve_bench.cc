@@ -1,6 +1,7 @@
 // bazel run -c opt //chapters/11_continuous_batching:serve_bench [-- --tour] [--requests N]
 //     [--rate R] [--gamma-shape K] [--seed N] [--max-batch N] [--token-budget N] [--kv-blocks N]
-//     [--slo-ttft-ms T] [--slo-tpot-ms T]   (--help lists them)
+//     [--slo-ttft-ms T] [--slo-tpot-ms T] [--wall-clock [--wall-requests N] [--wall-reps N]]
+//     (--help lists them)
 //
 // Continuous batching measured on a simulated clock: the real scheduler (the exercises, on
 // chapter 10's BlockManager) decides every step of a seeded long-tailed workload, and a per-step
@@ -17,6 +18,7 @@
 #include "chapters/11_continuous_batching/serve_report.h"
 #include "common/machine_load.h"
 #include "common/main.h"
+#include "common/timer.h"
 
 namespace {
 
@@ -192,6 +194,41 @@ int body(int argc, char** argv) {
             << " preemptions, up to " << engine.most_running << " running; "
             << engine.steps_continuous << " model steps against " << engine.steps_one_at_a_time
             << " one at a time (counted, not timed).\n\n";
+  Table modes({"preemption", "preempted", "positions recomputed", "rows run", "KV bytes swapped",
+               "steps", "answers equal to alone"});
+  const auto mode_row = [&](const std::string& name, const PreemptionCost& c, int equal) {
+    modes.add_row({name, std::to_string(c.preemptions), std::to_string(c.dropped_positions),
+                   std::to_string(c.rows), std::to_string(c.bytes_swapped), std::to_string(c.steps),
+                   std::to_string(equal) + "/" + std::to_string(engine.sums)});
+  };
+  mode_row("recompute", engine.recompute, engine.equal_to_alone);
+  mode_row("swap (host arena of 64 blocks)", engine.swap, engine.swap_equal_to_alone);
+  std::cout << "### Recompute vs swap on the same sums\n\n"
+            << modes.markdown() << "\nSwap: " << engine.swapped_out
+            << " victims to the host arena, " << engine.swap_fallbacks
+            << " recomputed because it was full; bytes count K and V both ways (counted, not "
+               "timed).\n\n";
+  modes.write_csv(dir + "/ch11_preemption.csv");
+  modes.write_json(dir + "/ch11_preemption.json");
+
+  // 6. Wall-clock (--wall-clock): the real engine timed, continuous vs static, same run.
+  if (o.wall_clock) {
+    std::cout << "## Wall clock: the real engine on this machine\n\n"
+              << "Timing " << o.wall_reps << " interleaved repetitions of " << o.wall_requests
+              << " requests (all at t = 0) ..." << std::endl;
+    const WallClock w =
+        run_wall_clock(o.wall_requests, o.wall_reps, static_cast<std::uint64_t>(o.seed));
+    const Table table = wall_clock_table(w);
+    std::cout << "\n"
+              << table.markdown()
+              << "\nContinuous / static output tokens/s: " << ratio(median(w.ratios), 1)
+              << " (median of the per-repetition ratios; spread "
+              << fixed(100 * relative_spread(w.ratios), 1)
+              << "%). Medians of the repetitions; a stopwatch on this machine, not the cost "
+                 "model.\n\n";
+    table.write_csv(dir + "/ch11_wall_clock.csv");
+    table.write_json(dir + "/ch11_wall_clock.json");
+  }
 
   // The tour's headline lines.
   std::cout << "tour: 11 | offline capacity, continuous vs static batch " << o.max_batch << " | "
@@ -227,8 +264,11 @@ int body(int argc, char** argv) {
             << "tour: 11 | trained addition model through the engine, preempting | "
             << engine.correct << "/" << engine.sums << " right, " << engine.equal_to_alone << "/"
             << engine.sums << " equal to served alone, " << engine.steps_continuous << " vs "
-            << engine.steps_one_at_a_time
-            << " steps | batching changes the cost, not the answers\n";
+            << engine.steps_one_at_a_time << " steps | batching changes the cost, not the answers\n"
+            << "tour: 11 | preemption, recompute vs swap | " << engine.recompute.dropped_positions
+            << " positions recomputed vs " << engine.swap.bytes_swapped << " bytes swapped ("
+            << engine.recompute.rows << " vs " << engine.swap.rows
+            << " rows run) | swap trades recomputation for copies over the bus\n";
   return 0;
 }
 

@@ -14,7 +14,8 @@ namespace {
 struct Served {
   std::vector<std::vector<int>> tokens;
   int steps = 0, most_running = 0;
-  std::int64_t preemptions = 0;
+  std::int64_t preemptions = 0, rows = 0, bytes_swapped = 0;
+  PreemptionStats stats;
 };
 
 Served serve(train::Model<float>& model, const std::vector<std::vector<int>>& prompts, int answer,
@@ -26,10 +27,16 @@ Served serve(train::Model<float>& model, const std::vector<std::vector<int>>& pr
   Engine engine(runner, blocks, config);
   for (const auto& prompt : prompts) engine.submit({prompt, answer, {}, {}});
   Served s;
-  while (engine.has_work()) s.most_running = std::max(s.most_running, engine.step().running);
+  while (engine.has_work()) {
+    const StepRecord r = engine.step();
+    s.most_running = std::max(s.most_running, r.running);
+    s.rows += r.decode_rows + r.prefill_rows;
+  }
   for (const Completion& c : engine.take_finished()) s.tokens.push_back(c.tokens);
   s.steps = engine.steps();
   s.preemptions = engine.scheduler().preemptions();
+  s.stats = engine.scheduler().preemption_stats();
+  s.bytes_swapped = engine.swap_bytes_out() + engine.swap_bytes_in();
   return s;
 }
 
@@ -53,15 +60,27 @@ EngineRun run_addition(const std::string& checkpoint, int sums) {
   // engine preempts; one at a time on a roomy cache is the reference.
   const Served together = serve(*model, prompts, answer, 40, {32, 64, true});
   const Served alone = serve(*model, prompts, answer, 40, {1, 64, true});
+  // The same run preempting by swap, to a host arena of 64 blocks of 2 (room for 16 victims).
+  SchedulerConfig swap_config{32, 64, true};
+  swap_config.preemption = PreemptionMode::kSwap;
+  swap_config.host_blocks = 64;
+  const Served swapped = serve(*model, prompts, answer, 40, swap_config);
   EngineRun run;
   run.sums = sums;
   run.steps_continuous = together.steps;
   run.steps_one_at_a_time = alone.steps;
   run.most_running = together.most_running;
   run.preemptions = together.preemptions;
+  run.recompute = {together.preemptions, together.stats.dropped_positions, together.rows, 0,
+                   together.steps};
+  run.swap = {swapped.preemptions, swapped.stats.dropped_positions, swapped.rows,
+              swapped.bytes_swapped, swapped.steps};
+  run.swapped_out = swapped.stats.swapped_out;
+  run.swap_fallbacks = swapped.stats.swap_fallbacks;
   for (int i = 0; i < sums; ++i) {
     run.correct += train::AdditionTask::decode_answer(together.tokens[i].data(), answer) == want[i];
     run.equal_to_alone += together.tokens[i] == alone.tokens[i];
+    run.swap_equal_to_alone += swapped.tokens[i] == alone.tokens[i];
   }
   return run;
 }

@@ -32,6 +32,12 @@ StageOptions parse_options(const std::vector<std::string>& arguments) {
   flags.add("slo-tpot-ms", &o.slo_tpot_ms, "the SLO's time per output token").range(1, 1e9);
   flags.add("checkpoint", &o.checkpoint,
             "chapter 4's addition checkpoint (default: the one chapter 10's BUILD trains)");
+  flags.add("wall-clock", &o.wall_clock,
+            "also time the real engine (a random-weight model on this CPU), continuous vs static; "
+            "run it on a quiet machine");
+  flags.add("wall-requests", &o.wall_requests, "requests per wall-clock run").range(4, 4096);
+  flags.add("wall-reps", &o.wall_reps, "interleaved repetitions of the wall-clock runs")
+      .range(1, 100);
   flags.parse(argc, argv.data());
   if (o.tour) o.requests = std::min(o.requests, 300);
   if (o.token_budget < o.max_batch)

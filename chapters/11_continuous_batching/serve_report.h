@@ -27,12 +27,24 @@ struct StageOptions {
   double slo_ttft_ms = 2000;  ///< the SLO's time to first token
   double slo_tpot_ms = 15;    ///< the SLO's time per output token
   std::string checkpoint;     ///< chapter 4's addition checkpoint (chapter 10's BUILD trains it)
+  bool wall_clock = false;    ///< also time the real engine (serve_wallclock.cc)
+  int wall_requests = 48;     ///< its requests (three static batches of 16)
+  int wall_reps = 5;          ///< its interleaved repetitions
 };
 
 /// Parses the stage's command line (the arguments after the program's name) with book::Flags;
 /// checkpoint stays empty unless given. Throws book::UsageError for a bad command line
 /// (--token-budget below --max-batch included), book::HelpRequested for --help.
 StageOptions parse_options(const std::vector<std::string>& arguments);
+
+/// What one preemption mode cost on the engine's run.
+struct PreemptionCost {
+  std::int64_t preemptions = 0;        ///< requests preempted
+  std::int64_t dropped_positions = 0;  ///< K/V positions dropped and run again (recompute)
+  std::int64_t rows = 0;               ///< model rows run in all (recomputation included)
+  std::int64_t bytes_swapped = 0;      ///< K/V bytes copied to the host arena and back
+  int steps = 0;                       ///< model steps
+};
 
 /// What serving the trained addition model through the engine gave.
 struct EngineRun {
@@ -43,13 +55,36 @@ struct EngineRun {
   int steps_one_at_a_time = 0;   ///< model steps, one request at a time
   int most_running = 0;          ///< the largest batch
   std::int64_t preemptions = 0;  ///< preemptions (the cache is tight on purpose)
+  PreemptionCost recompute;      ///< the run above, preempting by recompute
+  PreemptionCost swap;           ///< the same sums preempting by swap (a host arena of 64 blocks)
+  std::int64_t swapped_out = 0;  ///< victims the swap run sent to the host arena
+  std::int64_t swap_fallbacks = 0;  ///< victims the swap run recomputed (the arena full)
+  int swap_equal_to_alone = 0;      ///< swap run's answers equal to those served alone
 };
 
 /// Serves `sums` held-out sums with chapter 4's trained addition model from `checkpoint`
 /// through the engine (32 running, 64 rows per step, a cache of 40 blocks of 2 that forces
-/// preemptions), and one at a time; grades the answers. Throws book::Error if the checkpoint is
+/// preemptions), once preempting by recompute and once by swap, and one at a time; grades the
+/// answers. Throws book::Error if the checkpoint is
 /// missing.
 EngineRun run_addition(const std::string& checkpoint, int sums);
+
+/// The wall-clock section: per repetition, each system's summary (milliseconds of a stopwatch).
+struct WallClock {
+  int requests = 0;                           ///< requests per run
+  int repetitions = 0;                        ///< interleaved repetitions
+  std::vector<ServingSummary> continuous;     ///< one per repetition
+  std::vector<ServingSummary> fixed_batches;  ///< static batching, one per repetition
+  std::vector<double> ratios;  ///< continuous / static output tokens/s, per repetition
+};
+
+/// Times the real engine (a random-weight model: 4 layers, width 128, context 256, vocabulary
+/// 64) on `requests` seeded requests all there at t = 0, continuous batching (16 running, 128
+/// tokens per step) against static batches of 16 on the same engine, after one warm-up run,
+/// `repetitions` times interleaved. Timings are wall-clock: take them on a quiet machine.
+WallClock run_wall_clock(int requests, int repetitions, std::uint64_t seed);
+/// The medians over the repetitions, one row per system, with the spread of tokens/s.
+Table wall_clock_table(const WallClock& w);
 
 /// The requests of `o` at `rate` requests/s (chapter 10's default lengths, context 2048); rate 0:
 /// offline, every request at t = 0.

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <exception>
 
+#include "chapters/11_continuous_batching/client_watch.h"
 #include "common/check.h"
 
 namespace book::serve {
@@ -45,6 +46,21 @@ class ResponseGuard {
   std::condition_variable& changed_;
 };
 
+// Cancels a streamed request that httplib dropped before it ended (the client went away, a
+// write failed, or the server stopped): held by the stream's content provider.
+class CancelUnlessEnded {
+ public:
+  CancelUnlessEnded(EngineLoop& loop, std::shared_ptr<PendingCompletion> pending)
+      : loop_(loop), pending_(std::move(pending)) {}
+  ~CancelUnlessEnded() {
+    if (!pending_->ended()) loop_.cancel(pending_);
+  }
+
+ private:
+  EngineLoop& loop_;
+  std::shared_ptr<PendingCompletion> pending_;
+};
+
 CompletionServer::CompletionServer(train::Model<float>& model, const ServerOptions& options)
     : api_{options.model_name, options.alphabet, model.config().context} {
   BOOK_CHECK(static_cast<int>(options.alphabet.size()) == model.config().vocab_size,
@@ -65,22 +81,24 @@ CompletionServer::CompletionServer(train::Model<float>& model, const ServerOptio
   http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http_->set_payload_max_length(1 << 20);  // a larger body gets 413
   http_->set_keep_alive_timeout(1);        // idle connections close within a second of stop()
-  http_->Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    try {
-      handle_completion(req.body, &res);
-    } catch (const std::exception& e) {  // never let a request take the server down
-      send_error(res, 500, "", std::string("internal error: ") + e.what());
-    }
-  });
+  for (const auto& [path, kind] : {std::pair{"/v1/completions", ApiKind::kCompletion},
+                                   std::pair{"/v1/chat/completions", ApiKind::kChat}})
+    http_->Post(path, [this, kind = kind](const httplib::Request& req, httplib::Response& res) {
+      try {
+        handle_completion(&req, &res, kind);
+      } catch (const std::exception& e) {  // never let a request take the server down
+        send_error(res, 500, "", std::string("internal error: ") + e.what());
+      }
+    });
   http_->Get("/health", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("{\"status\":\"ok\"}", kJson);
   });
   http_->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    const std::string what = res.status == 404
-                                 ? "no route " + req.method + " " + req.path +
-                                       "; this server answers POST /v1/completions and GET /health"
-                                 : "HTTP error " + std::to_string(res.status);
+    const std::string what = res.status == 404 ? "no route " + req.method + " " + req.path +
+                                                     "; this server answers POST /v1/completions, "
+                                                     "POST /v1/chat/completions and GET /health"
+                                               : "HTTP error " + std::to_string(res.status);
     send_error(res, res.status, "", what);
   });
   // Debian's httplib 0.11 listens with a backlog of 5: a burst of connections overflows it and
@@ -103,57 +121,75 @@ CompletionServer::CompletionServer(train::Model<float>& model, const ServerOptio
 CompletionServer::~CompletionServer() { stop(std::chrono::milliseconds(0)); }
 
 //! [handler]
-void CompletionServer::handle_completion(const std::string& body, void* response) {
+void CompletionServer::handle_completion(const void* request_ptr, void* response, ApiKind kind) {
+  const auto& req = *static_cast<const httplib::Request*>(request_ptr);
   auto& res = *static_cast<httplib::Response*>(response);
   auto guard = std::make_shared<ResponseGuard>(mutex_, open_responses_, changed_);
   CompletionRequest request;
   std::shared_ptr<PendingCompletion> pending;
   try {
-    request = parse_completion_request(body, api_);
+    request = parse_request(req.body, api_, kind);
     pending = loop_->submit(request.generation);  // to the engine thread
   } catch (const ApiError& e) {
     return send_error(res, e.status(), e.param(), e.what());
   }
   const auto accepted = pending->wait_accepted();  // the engine's own checks, before any 200
   if (accepted.error_status != 0) return send_error(res, accepted.error_status, "", accepted.error);
-  const std::string id = "cmpl-" + std::to_string(next_id_++);
+  const std::string id =
+      (kind == ApiKind::kChat ? "chatcmpl-" : "cmpl-") + std::to_string(next_id_++);
   const std::int64_t created = std::time(nullptr);
   const int prompt_tokens = static_cast<int>(request.generation.prompt.size());
+  // The client's connection, watched while its tokens come: gone means cancel.
+  auto client = std::make_shared<ClientWatch>(req.remote_addr, req.remote_port);
   if (!request.stream) {
-    const auto done = pending->wait_ended();  // this request's tokens, however many others run
+    PendingCompletion::Snapshot done;
+    for (std::size_t seen = 0;; seen = done.tokens.size()) {
+      done = pending->wait_for_more(seen, std::chrono::milliseconds(50));
+      if (done.ended) break;
+      if (client->gone()) {
+        loop_->cancel(pending);  // nobody to answer: free its blocks now
+        return;
+      }
+    }
     if (done.error_status != 0) return send_error(res, done.error_status, "", done.error);
     if (*done.how == ApiFinish::kCancelled)
       return send_error(
           res, 503, "",
           "cancelled: the server shut down after " + std::to_string(done.tokens.size()) + " of " +
               std::to_string(request.generation.max_tokens) + " tokens; send the request again");
-    res.set_content(completion_body(id, created, api_, prompt_tokens, done.tokens, *done.how),
+    res.set_content(response_body(kind, id, created, api_, prompt_tokens, done.tokens, *done.how),
                     kJson);
     return;
   }
   // Streamed: one event per token as the engine samples it, then [DONE]. httplib calls this
   // again and again until sink.done(); each call waits (briefly) for this request's next tokens.
+  // A client that went away (its socket closed, or a write failed) cancels the request; so does
+  // httplib dropping the stream unfinished (the cancel guard's destructor).
   auto seen = std::make_shared<std::size_t>(0);
-  res.set_chunked_content_provider("text/event-stream", [this, pending, seen, guard, id, created](
-                                                            std::size_t, httplib::DataSink& sink) {
-    const auto now = pending->wait_for_more(*seen, std::chrono::milliseconds(100));
-    std::string events;
-    for (std::size_t i = *seen; i < now.tokens.size(); ++i) {
-      const bool last =
-          now.ended && i + 1 == now.tokens.size() && now.how && *now.how != ApiFinish::kCancelled;
-      events += stream_event(id, created, api_, {now.tokens[i]},
-                             last ? now.how : std::optional<ApiFinish>());
-    }
-    *seen = now.tokens.size();
-    if (now.ended && (now.error_status != 0 || *now.how == ApiFinish::kCancelled))
-      events += now.error_status != 0
-                    ? "data: " + error_body(now.error_status, "", now.error) + "\n\n"
-                    : stream_event(id, created, api_, {}, ApiFinish::kCancelled);
-    if (now.ended) events += kStreamDone;
-    if (!events.empty() && !sink.write(events.data(), events.size())) return false;
-    if (now.ended) sink.done();
-    return true;
-  });
+  auto cancel = std::make_shared<CancelUnlessEnded>(*loop_, pending);
+  res.set_chunked_content_provider(
+      "text/event-stream", [this, pending, seen, guard, cancel, client, id, created, kind](
+                               std::size_t, httplib::DataSink& sink) {
+        if (client->gone()) return false;  // the guard cancels
+        const auto now = pending->wait_for_more(*seen, std::chrono::milliseconds(50));
+        std::string events;
+        for (std::size_t i = *seen; i < now.tokens.size(); ++i) {
+          const bool last = now.ended && i + 1 == now.tokens.size() && now.how &&
+                            *now.how != ApiFinish::kCancelled;
+          events += stream_event(kind, id, created, api_, {now.tokens[i]}, i == 0,
+                                 last ? now.how : std::optional<ApiFinish>());
+        }
+        *seen = now.tokens.size();
+        if (now.ended && (now.error_status != 0 || *now.how == ApiFinish::kCancelled))
+          events += now.error_status != 0
+                        ? "data: " + error_body(now.error_status, "", now.error) + "\n\n"
+                        : stream_event(kind, id, created, api_, {}, now.tokens.empty(),
+                                       ApiFinish::kCancelled);
+        if (now.ended) events += kStreamDone;
+        if (!events.empty() && !sink.write(events.data(), events.size())) return false;
+        if (now.ended) sink.done();
+        return true;
+      });
 }
 //! [handler]
 

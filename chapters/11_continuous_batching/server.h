@@ -1,10 +1,12 @@
 /// @file
 /// The HTTP server: cpp-httplib (Debian's libcpp-httplib-dev) in front of the engine thread
-/// (engine_loop.h). `POST /v1/completions` is OpenAI's completions API (completion_api.h), plain
-/// or streamed by server-sent events; `GET /health` answers {"status": "ok"}. Each request runs on
-/// one of httplib's worker threads, which parses it, hands it to the engine thread and waits for
-/// its own tokens. Bad requests get a 4xx with a JSON error that says what to fix; nothing a
-/// client sends stops the server.
+/// (engine_loop.h). `POST /v1/completions` and `POST /v1/chat/completions` are OpenAI's
+/// completions and chat completions APIs (completion_api.h), plain or streamed by server-sent
+/// events; `GET /health` answers {"status": "ok"}. Each request runs on one of httplib's worker
+/// threads, which parses it, hands it to the engine thread and waits for its own tokens, watching
+/// the client meanwhile (client_watch.h): a client that goes away cancels its request, whose KV
+/// blocks return to the pool. Bad requests get a 4xx with a JSON error that says what to fix;
+/// nothing a client sends stops the server.
 #pragma once
 
 #include <atomic>
@@ -71,7 +73,7 @@ class CompletionServer {
   const ApiModel& api_model() const { return api_; }  ///< name, alphabet, context
 
  private:
-  void handle_completion(const std::string& body, void* response);
+  void handle_completion(const void* request, void* response, ApiKind kind);
   void response_ended();
 
   ApiModel api_;

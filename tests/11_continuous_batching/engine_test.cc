@@ -7,6 +7,8 @@
 
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <vector>
 
 #include "chapters/10_paged_attention/served_model.h"
@@ -53,6 +55,9 @@ struct Served {
   std::vector<std::vector<int>> tokens;
   std::int64_t preemptions = 0;
   int max_batch = 0, prefill_chunks_beside_decodes = 0;
+  PreemptionStats stats;
+  std::int64_t bytes_out = 0, bytes_in = 0;
+  int swapped_out_steps = 0;  // steps whose record says they swapped out
 };
 
 Served serve_together(const std::vector<GenerationRequest>& requests, int num_blocks,
@@ -66,10 +71,16 @@ Served serve_together(const std::vector<GenerationRequest>& requests, int num_bl
     const StepRecord r = server.engine.step();
     s.max_batch = std::max(s.max_batch, r.decode_rows + r.prefill_chunks);
     if (r.decode_rows > 0 && r.prefill_chunks > 0) ++s.prefill_chunks_beside_decodes;
+    s.swapped_out_steps += r.swapped_out > 0 ? 1 : 0;
     server.blocks.check_invariants();
     for (auto& c : server.engine.take_finished()) got[c.id] = c.tokens;
   }
   s.preemptions = server.engine.scheduler().preemptions();
+  s.stats = server.engine.scheduler().preemption_stats();
+  s.bytes_out = server.engine.swap_bytes_out();
+  s.bytes_in = server.engine.swap_bytes_in();
+  EXPECT_EQ(server.engine.scheduler().host_blocks_used(), 0) << "host blocks leaked";
+  EXPECT_EQ(server.blocks.num_used_blocks(), 0) << "device blocks leaked";
   for (const auto& [id, tokens] : got) s.tokens.push_back(tokens);
   EXPECT_EQ(s.tokens.size(), requests.size()) << "every request finished once";
   return s;
@@ -108,6 +119,110 @@ EXERCISE_TEST("serve.schedule_step", Engine, PreemptedAndResumedEqualsUninterrup
   for (std::size_t i = 0; i < requests.size(); ++i)
     EXPECT_EQ(tight.tokens[i], want[i]) << "request " << i << " (seed " << requests[i].sampling.seed
                                         << "): preempted and recomputed vs served alone";
+}
+
+// Preemption by swap: the victims' keys and values go to the host arena and come back; the
+// tokens equal the uninterrupted run's bit for bit (a wrong copy reads the poisoned cache's NaN).
+SchedulerConfig swapping(SchedulerConfig config, int host_blocks) {
+  config.preemption = PreemptionMode::kSwap;
+  config.host_blocks = host_blocks;
+  return config;
+}
+
+EXERCISE_TEST("serve.schedule_step", Engine, SwappedAndResumedEqualsUninterrupted) {
+  // K and V, 2 layers, width 32, float: 2 · 2 · 32 · 4 = 512 bytes per position.
+  const std::int64_t bytes_per_position = 2 * 2 * 32 * 4;
+  for (const bool sample : {false, true}) {
+    const auto requests = random_requests(sample ? 6 : 5, 10, sample);
+    const auto want = alone(requests);
+    const Served got = serve_together(requests, 20, swapping({4, 12, true}, 64));
+    EXPECT_GT(got.stats.swapped_out, 0) << "the cache was meant to run out";
+    EXPECT_EQ(got.stats.recomputed, 0) << "64 host blocks hold every victim";
+    EXPECT_EQ(got.stats.swapped_out, got.preemptions);
+    EXPECT_EQ(got.stats.swapped_in, got.stats.swapped_out) << "every victim resumed";
+    EXPECT_EQ(got.bytes_out, got.stats.positions_out * bytes_per_position);
+    EXPECT_EQ(got.bytes_in, got.bytes_out) << "no prefix caching: every position comes back";
+    EXPECT_GT(got.swapped_out_steps, 0);
+    for (std::size_t i = 0; i < requests.size(); ++i)
+      EXPECT_EQ(got.tokens[i], want[i]) << (sample ? "sampled" : "greedy") << " request " << i
+                                        << ": swapped out and back vs served alone";
+  }
+}
+
+EXERCISE_TEST("serve.schedule_step", Engine, SwapWithPrefixCachingEqualsUninterrupted) {
+  // Prefix caching: a resumed request copies back only what the cache does not hold already.
+  const auto requests = random_requests(3, 10, /*sample=*/true);
+  const auto want = alone(requests);
+  const Served got = serve_together(requests, 18, swapping({4, 10, true}, 64), true);
+  EXPECT_GT(got.stats.swapped_out, 0);
+  EXPECT_EQ(got.stats.swapped_in, got.stats.swapped_out);
+  EXPECT_LE(got.bytes_in, got.bytes_out);
+  EXPECT_EQ(got.bytes_in, got.stats.positions_in * 512);
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    EXPECT_EQ(got.tokens[i], want[i]) << "request " << i << ": swapped with prefix caching";
+}
+
+EXERCISE_TEST("serve.schedule_step", Engine, AFullHostArenaFallsBackToRecompute) {
+  const auto requests = random_requests(5, 10, /*sample=*/false);
+  const auto want = alone(requests);
+  // 2 host blocks of 4 positions: a victim with more than 8 computed positions is recomputed.
+  const Served got = serve_together(requests, 20, swapping({4, 12, true}, 2));
+  EXPECT_GT(got.stats.swap_fallbacks, 0) << "the arena was meant to be too small";
+  EXPECT_EQ(got.stats.recomputed, got.stats.swap_fallbacks) << "every recompute is a fallback";
+  EXPECT_GT(got.stats.dropped_positions, 0) << "the fallbacks' positions are run again";
+  EXPECT_GT(got.stats.swapped_out, 0) << "small victims still fit the arena";
+  EXPECT_EQ(got.stats.recomputed + got.stats.swapped_out, got.preemptions);
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    EXPECT_EQ(got.tokens[i], want[i]) << "request " << i << ": swapped or recomputed vs alone";
+}
+
+EXERCISE_TEST("serve.schedule_step", Engine, CancelFreesBlocksAndLeavesTheOthersUnchanged) {
+  const auto requests = random_requests(7, 8, /*sample=*/true);
+  const auto want = alone(requests);
+  Server server(20, 4, swapping({4, 12, true}, 8));
+  std::vector<RequestId> ids;
+  for (const auto& r : requests) ids.push_back(server.engine.submit(r));
+  std::map<RequestId, std::vector<int>> got;
+  std::set<RequestId> cancelled;
+  bool cancelled_swapped = false;
+  for (int step = 1; server.engine.has_work(); ++step) {
+    server.engine.step();
+    for (auto& c : server.engine.take_finished()) got[c.id] = c.tokens;
+    const auto& scheduler = server.engine.scheduler();
+    // Cancel one running request at step 3, one waiting at step 4 and the first swapped one.
+    std::optional<RequestId> victim;
+    if (step == 3 && !scheduler.state().running.empty()) victim = scheduler.state().running.back();
+    if (step == 4 && !scheduler.state().waiting.empty()) victim = scheduler.state().waiting.back();
+    if (!cancelled_swapped && !scheduler.swapped().empty()) {
+      victim = scheduler.swapped().front();
+      cancelled_swapped = true;
+    }
+    if (!victim) continue;
+    const int used = server.blocks.num_used_blocks();
+    const int held = server.blocks.contains(*victim)
+                         ? static_cast<int>(server.blocks.block_table(*victim).size())
+                         : 0;
+    const int host = scheduler.host_blocks_used();
+    EXPECT_TRUE(server.engine.cancel(*victim)) << "step " << step << ", request " << *victim;
+    EXPECT_EQ(server.blocks.num_used_blocks(), used - held) << "its device blocks are free";
+    EXPECT_LE(scheduler.host_blocks_used(), host);
+    EXPECT_FALSE(server.engine.cancel(*victim)) << "cancelled twice";
+    cancelled.insert(*victim);
+    server.blocks.check_invariants();
+  }
+  EXPECT_EQ(cancelled.size(), 3u) << "a running, a waiting and a swapped-out request";
+  EXPECT_TRUE(cancelled_swapped);
+  EXPECT_EQ(server.blocks.num_used_blocks(), 0);
+  EXPECT_EQ(server.engine.scheduler().host_blocks_used(), 0);
+  EXPECT_EQ(got.size(), requests.size() - cancelled.size()) << "the cancelled never finish";
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (cancelled.count(ids[i])) {
+      EXPECT_FALSE(got.count(ids[i])) << "request " << i << " was cancelled";
+      continue;
+    }
+    EXPECT_EQ(got[ids[i]], want[i]) << "request " << i << ": unchanged by the others' cancel";
+  }
+  EXPECT_FALSE(server.engine.cancel(ids[0] + 100)) << "an unknown id";
 }
 
 EXERCISE_TEST("serve.schedule_step", Engine, StopTokensMaxTokensAndStreaming) {

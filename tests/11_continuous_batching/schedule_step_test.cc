@@ -1,16 +1,12 @@
-// Graded tests of serve.schedule_step: hand-built states (decode first, then prefill; the token
+// Graded tests of serve.schedule_step on hand-built states: decode first, then prefill; the token
 // budget; chunked and unchunked prompts; max_running; preemption, of another request and of the
-// request itself), and the scheduler under a seeded fuzzer with tiny KV budgets: no request lost,
-// duplicated or reordered within itself, the KV pool never over budget, never a hang.
+// request itself. The whole scheduler under a fuzzer is scheduler_fuzz_test.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <set>
 #include <vector>
 
 #include "chapters/11_continuous_batching/schedule_step.h"
-#include "chapters/11_continuous_batching/scheduler.h"
-#include "common/rng.h"
 #include "common/testing/exercise.h"
 #include "common/testing/expect_error.h"
 
@@ -177,113 +173,6 @@ EXERCISE_TEST("serve.schedule_step", ScheduleStep, AnInvalidConfigIsAnError) {
   expect_error([&] { schedule_step(b.state, b.blocks, config(0, 16)); }, {"max_running", "0"});
   expect_error([&] { schedule_step(b.state, b.blocks, config(8, 4)); },
                {"token_budget (4)", "max_running (8)"});
-}
-
-// The token request `id` samples as its k-th output in the fuzzer: known in advance, so the
-// finished sequences can be checked whole.
-int fuzz_token(RequestId id, int k) { return static_cast<int>((id * 31 + k * 7) % 997); }
-
-EXERCISE_TEST("serve.schedule_step", SchedulerFuzz, NoRequestLostDuplicatedOrReorderedNeverAHang) {
-  std::int64_t preemptions = 0, refused = 0, chunked_prompts = 0, finished_total = 0;
-  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
-    Rng rng(seed);
-    const int block_size = static_cast<int>(rng.uniform_int(1, 6));
-    const int num_blocks = static_cast<int>(rng.uniform_int(3, 14));
-    const int max_running = static_cast<int>(rng.uniform_int(1, 5));
-    const SchedulerConfig cfg{max_running, max_running + static_cast<int>(rng.uniform_int(0, 12)),
-                              rng.uniform() < 0.7};
-    kv::BlockManager blocks(num_blocks, block_size, rng.uniform() < 0.3);
-    Scheduler scheduler(blocks, cfg, 64);
-    std::map<RequestId, std::vector<int>> prompts;
-    std::map<RequestId, int> max_tokens;
-    std::map<RequestId, std::vector<int>> finished;
-    const int arrivals = static_cast<int>(rng.uniform_int(5, 25));
-    int arrived = 0, steps = 0;
-    while (arrived < arrivals || scheduler.has_work()) {
-      ASSERT_LT(++steps, 20000) << "seed " << seed << ": no progress (a hang)";
-      for (int k = rng.uniform_int(0, 2); k > 0 && arrived < arrivals; --k, ++arrived) {
-        const int prompt_len = static_cast<int>(rng.uniform_int(1, 30));
-        const int out = static_cast<int>(rng.uniform_int(1, 20));
-        std::vector<int> prompt(prompt_len);
-        for (int& t : prompt) t = static_cast<int>(rng.uniform_int(0, 3));  // shared prefixes
-        try {
-          const RequestId id = scheduler.add(prompt, out);
-          prompts[id] = prompt;
-          max_tokens[id] = out;
-        } catch (const book::Error& e) {
-          ++refused;  // a request that could never run: refused up front, with the numbers
-          const std::string what = e.what();
-          EXPECT_TRUE(what.find("could never run") != std::string::npos ||
-                      what.find("token budget") != std::string::npos)
-              << "seed " << seed << ": " << what;
-        }
-      }
-      if (!scheduler.has_work()) continue;
-      const std::map<RequestId, int> computed_before = [&] {
-        std::map<RequestId, int> m;
-        for (const RequestId id : scheduler.state().running) m[id] = blocks.computed(id);
-        return m;
-      }();
-      const StepPlan plan = scheduler.schedule();
-      ASSERT_FALSE(plan.chunks.empty()) << "seed " << seed;
-      EXPECT_LE(plan.tokens(), cfg.token_budget) << "seed " << seed;
-      EXPECT_LE(static_cast<int>(scheduler.state().running.size()), cfg.max_running);
-      std::set<RequestId> seen;
-      bool prefill_seen = false;
-      std::vector<int> sampled;
-      for (const ScheduledChunk& c : plan.chunks) {
-        EXPECT_TRUE(seen.insert(c.id).second)
-            << "seed " << seed << ": request " << c.id << " twice in one step";
-        EXPECT_FALSE(c.decode && prefill_seen) << "seed " << seed << ": a decode after a prefill";
-        prefill_seen |= !c.decode;
-        const Sequence& s = scheduler.sequence(c.id);
-        EXPECT_EQ(c.start, blocks.computed(c.id)) << "seed " << seed << ": a gap or a repeat";
-        if (computed_before.count(c.id) && !c.decode) {
-          EXPECT_EQ(c.start, computed_before.at(c.id)) << "seed " << seed;
-        }
-        EXPECT_LE(c.start + c.count, blocks.length(c.id));
-        EXPECT_EQ(c.samples, c.start + c.count == static_cast<int>(s.tokens.size()))
-            << "seed " << seed << ": samples exactly when the chunk reaches the last token";
-        if (!c.decode && !c.samples) ++chunked_prompts;
-        if (c.samples) sampled.push_back(fuzz_token(c.id, s.generated()));
-      }
-      blocks.check_invariants();
-      std::int64_t held = 0;
-      for (const RequestId id : scheduler.state().running) held += blocks.block_table(id).size();
-      EXPECT_LE(blocks.num_used_blocks(), num_blocks);
-      EXPECT_GE(held, blocks.num_used_blocks()) << "every used block is some table's";
-      scheduler.record(plan, sampled);
-      for (const ScheduledChunk& c : plan.chunks) {
-        const Sequence& s = scheduler.sequence(c.id);
-        if (c.samples && s.generated() == s.max_tokens) {
-          finished[c.id] = s.tokens;
-          scheduler.finish(c.id);
-        }
-      }
-      // The queues hold every unfinished request exactly once.
-      std::multiset<RequestId> queued(scheduler.state().waiting.begin(),
-                                      scheduler.state().waiting.end());
-      queued.insert(scheduler.state().running.begin(), scheduler.state().running.end());
-      EXPECT_EQ(queued.size(), scheduler.state().sequences.size()) << "seed " << seed;
-      for (const auto& [id, s] : scheduler.state().sequences)
-        EXPECT_EQ(queued.count(id), 1u) << "seed " << seed << ": request " << id;
-    }
-    preemptions += scheduler.preemptions();
-    ASSERT_EQ(finished.size(), prompts.size()) << "seed " << seed << ": a request was lost";
-    for (const auto& [id, tokens] : finished) {
-      std::vector<int> want = prompts[id];
-      for (int k = 0; k < max_tokens[id]; ++k) want.push_back(fuzz_token(id, k));
-      EXPECT_EQ(tokens, want) << "seed " << seed << ", request " << id
-                              << ": its tokens are its prompt, then each sampled token once, in "
-                                 "order";
-    }
-    EXPECT_EQ(blocks.num_used_blocks(), 0) << "seed " << seed << ": blocks leaked";
-    finished_total += static_cast<std::int64_t>(finished.size());
-  }
-  EXPECT_GT(preemptions, 20) << "the fuzzer must exercise preemption";
-  EXPECT_GT(refused, 0) << "and refusals of requests too big for the cache";
-  EXPECT_GT(chunked_prompts, 20) << "and chunked prompts";
-  EXPECT_GT(finished_total, 200) << "most requests fit the tiny caches";
 }
 
 }  // namespace
