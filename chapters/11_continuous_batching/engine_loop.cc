@@ -146,18 +146,20 @@ void EngineLoop::run() {
       inbox_.clear();
       return;
     }
-    for (const Completion& c : engine_.take_finished()) {
-      {
-        std::lock_guard lock(mutex_);  // counted before the handler wakes, so it sees the count
-        ++completed_;
-        if (stopping_) ++report_.finished;
-      }
+    const std::vector<Completion> finished = engine_.take_finished();
+    {
+      // Counted before any handler wakes, so a client that has its answer sees the counts and
+      // the blocks its request freed.
+      std::lock_guard lock(mutex_);
+      completed_ += static_cast<std::int64_t>(finished.size());
+      if (stopping_) report_.finished += static_cast<int>(finished.size());
+      used_blocks_ = blocks_.num_used_blocks();
+    }
+    for (const Completion& c : finished) {
       live_.at(c.id)->end(c.reason == FinishReason::kStop ? ApiFinish::kStop : ApiFinish::kLength,
                           c.tokens.back());
       live_.erase(c.id);
     }
-    std::lock_guard lock(mutex_);
-    used_blocks_ = blocks_.num_used_blocks();  // after the finished ones freed theirs
   }
 }
 //! [engine_thread]
