@@ -1,7 +1,8 @@
 // The caching-allocator simulator: exact bytes on a hand-made trace (default and expandable
 // segments), its invariants after every call of seeded random traces (allocated <= reserved,
-// every free matches a live block, no block handed out twice), empty_cache, and the replay of a
-// real training step of chapter 4's Trainer.
+// every free matches a live block, no block handed out twice), empty_cache, streams, the
+// garbage-collection threshold and the retry on out-of-memory as exact traces, and the replay of
+// a real training step of chapter 4's Trainer.
 #include "chapters/09_memory_accounting/caching_allocator.h"
 
 #include <gtest/gtest.h>
@@ -122,6 +123,92 @@ TEST(CachingAllocator, BadCallsAreRefused) {
   const std::vector<MemoryEvent> bad = {{true, MemoryCategory::kOther, 64, 0x1000},
                                         {false, MemoryCategory::kOther, 64, 0x2000}};
   testing::expect_error([&] { replay(bad); }, {"event 1", "0x2000", "no live allocation"});
+}
+
+// Streams: a block cached by stream 0 is not handed to stream 1, which gets its own segment; a
+// block stream 1 also used (record_stream) is not reusable after its free until synchronize().
+TEST(CachingAllocator, StreamsKeepTheirBlocksUntilSynchronised) {
+  CachingAllocator a;
+  const std::uint64_t x = a.malloc(1000, 0);  // stream 0's 2 MiB segment, first 1024 bytes
+  a.free(x);
+  const std::uint64_t y = a.malloc(1000, 1);
+  EXPECT_NE(y, x) << "stream 1 took the block stream 0 cached";
+  EXPECT_EQ(a.segments(), 2u);
+  EXPECT_EQ(a.bytes().reserved, 4 * MiB);
+  const std::uint64_t z = a.malloc(1000, 0);  // stream 0 takes its own cached block again
+  EXPECT_EQ(z, x);
+  a.record_stream(z, 1);
+  a.free(z);
+  EXPECT_EQ(a.pending(), 1u);
+  EXPECT_EQ(a.bytes().allocated, 1024u);      // y only: the pending block is not allocated
+  const std::uint64_t w = a.malloc(1000, 0);  // not the pending block: the next 1024 bytes
+  EXPECT_EQ(w, x + 1024);
+  a.check_invariants();
+  a.synchronize();
+  EXPECT_EQ(a.pending(), 0u);
+  const std::uint64_t v = a.malloc(1000, 0);  // reusable now: the best fit, at offset 0
+  EXPECT_EQ(v, x);
+  EXPECT_EQ(a.device_calls(), 2u);
+  a.check_invariants();
+}
+
+// The garbage-collection threshold: before asking the device for more past 50% of its 100 MiB,
+// release the cached segments that have been free longest until the new one stays under.
+TEST(CachingAllocator, GarbageCollectionReleasesTheOldestCachedSegments) {
+  for (double threshold : {0.0, 0.5}) {
+    CachingAllocator a({.device_limit = 100 * MiB, .garbage_collection_threshold = threshold});
+    const std::uint64_t p = a.malloc(12 * MiB), q = a.malloc(14 * MiB);  // own segments
+    a.free(p);                                                           // free first: the oldest
+    a.free(q);
+    EXPECT_EQ(a.bytes().reserved, 26 * MiB);
+    a.malloc(30 * MiB);  // neither fits; 26 + 30 = 56 MiB would pass 50
+    if (threshold == 0) {
+      EXPECT_EQ(a.bytes().reserved, 56 * MiB);
+      EXPECT_EQ(a.collected(), 0u);
+    } else {
+      EXPECT_EQ(a.bytes().reserved, 44 * MiB);  // the 12 MiB segment went; 14 + 30 is under
+      EXPECT_EQ(a.collected(), 1u);
+    }
+    EXPECT_EQ(a.device_calls(), 3u);
+    a.malloc(14 * MiB);  // the 14 MiB segment is still cached: no device call
+    EXPECT_EQ(a.device_calls(), 3u);
+    a.check_invariants();
+  }
+}
+
+// Retry on out-of-memory: the device (64 MiB) refuses a 50 MiB segment while 40 MiB sit in the
+// cache (pending on another stream); the allocator synchronises, frees the cache and gets it. With
+// the cache empty and 50 MiB live, a 20 MiB request fails with the bytes in the message.
+TEST(CachingAllocator, RetryFreesTheCacheThenFailsWithTheBytes) {
+  CachingAllocator a({.device_limit = 64 * MiB});
+  const std::uint64_t p = a.malloc(40 * MiB);
+  a.record_stream(p, 2);
+  a.free(p);
+  EXPECT_EQ(a.pending(), 1u);
+  a.malloc(50 * MiB);
+  EXPECT_EQ(a.retries(), 1u);
+  EXPECT_EQ(a.pending(), 0u);
+  EXPECT_EQ(a.bytes().reserved, 50 * MiB);
+  EXPECT_EQ(a.device_calls(), 2u);
+  testing::expect_error([&] { a.malloc(20 * MiB); },
+                        {"out of memory", "tried to allocate 20971520 bytes on stream 0",
+                         "52428800 of the device's 67108864 bytes reserved"});
+  EXPECT_EQ(a.retries(), 2u);
+  a.check_invariants();
+}
+
+TEST(CachingAllocator, BadOptionsAndStreamsAreRefused) {
+  testing::expect_error(
+      [] { CachingAllocator({.device_limit = MiB, .garbage_collection_threshold = 1.5}); },
+      {"garbage_collection_threshold must be in [0, 1)", "1.5"});
+  testing::expect_error([] { CachingAllocator({.garbage_collection_threshold = 0.6}); },
+                        {"device_limit is 0"});
+  CachingAllocator a;
+  testing::expect_error([&] { a.malloc(100, -1); }, {"stream -1"});
+  const std::uint64_t p = a.malloc(100);
+  testing::expect_error([&] { a.record_stream(p, -3); }, {"stream -3"});
+  a.free(p);
+  testing::expect_error([&] { a.record_stream(p, 1); }, {"record_stream", "no live block"});
 }
 
 // A real step: chapter 4's Trainer (BF16, micro-batch 32) built and stepped twice with the
