@@ -241,17 +241,17 @@ void CachingAllocator::coalesce(std::size_t segment, std::size_t offset) {
   auto& blocks = segments_[segment].blocks;
   auto it = blocks.find(offset);
   const auto is_free = [](const Block& b) { return !b.live && !b.pending; };
-  auto next = std::next(it);
-  if (next != blocks.end() && is_free(next->second)) {
+  // Loops, not ifs: after synchronize() a run of formerly pending blocks can be free together.
+  for (auto next = std::next(it); next != blocks.end() && is_free(next->second);
+       next = std::next(it)) {
     it->second.size += next->second.size;
     blocks.erase(next);
   }
-  if (it != blocks.begin()) {
+  while (it != blocks.begin() && is_free(std::prev(it)->second)) {
     auto prev = std::prev(it);
-    if (is_free(prev->second)) {
-      prev->second.size += it->second.size;
-      blocks.erase(it);
-    }
+    prev->second.size += it->second.size;
+    blocks.erase(it);
+    it = prev;
   }
   if (blocks.size() == 1 && is_free(blocks.begin()->second)) segments_[segment].free_since = frees_;
 }

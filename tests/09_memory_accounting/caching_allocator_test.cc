@@ -68,22 +68,37 @@ TEST(CachingAllocator, HandMadeTraceExpandableSegments) {
 
 // Seeded random traces of mixed sizes (512 B to 40 MiB): after every call the invariants hold,
 // and the live blocks' address ranges never overlap (a block is never handed out twice).
-void random_trace(AllocatorOptions options, std::uint64_t seed) {
+// With `streams`, requests come from streams 0-2, some blocks are used by a second stream before
+// their free, and synchronize() runs now and then: a block freed while pending is not handed out
+// again before it.
+void random_trace(AllocatorOptions options, std::uint64_t seed, bool streams = false) {
   CachingAllocator a(options);
   Rng rng(seed);
-  std::map<std::uint64_t, std::size_t> live;  // address -> rounded size
+  std::map<std::uint64_t, std::size_t> live;     // address -> rounded size
+  std::map<std::uint64_t, std::size_t> pending;  // freed after a record_stream, not synchronised
   for (int i = 0; i < 600; ++i) {
-    if (!live.empty() && rng.uniform() < 0.45) {
+    if (streams && rng.uniform() < 0.05) {
+      a.synchronize();
+      pending.clear();
+    } else if (!live.empty() && rng.uniform() < 0.45) {
       auto it =
           std::next(live.begin(), rng.uniform_int(0, static_cast<std::int64_t>(live.size()) - 1));
+      const bool shared = streams && rng.uniform() < 0.3;
+      if (shared) a.record_stream(it->first, 3);
       a.free(it->first);
+      if (shared) pending[it->first] = it->second;
       live.erase(it);
     } else {
       const bool large = rng.uniform() < 0.3;
       const std::size_t bytes = static_cast<std::size_t>(large ? rng.uniform_int(MiB + 1, 40 * MiB)
                                                                : rng.uniform_int(1, MiB));
-      const std::uint64_t address = a.malloc(bytes);
+      const int stream = streams ? static_cast<int>(rng.uniform_int(0, 2)) : 0;
+      const std::uint64_t address = a.malloc(bytes, stream);
       const std::size_t size = (bytes + 511) / 512 * 512;
+      for (const auto& [held, held_size] : pending)
+        ASSERT_TRUE(address + size <= held || held + held_size <= address)
+            << "seed " << seed << " call " << i << ": block at " << address
+            << " overlaps the pending block at " << held;
       auto next = live.lower_bound(address);
       ASSERT_TRUE(next == live.end() || next->first >= address + size)
           << "seed " << seed << " call " << i << ": block at " << address << " of " << size
@@ -99,6 +114,7 @@ void random_trace(AllocatorOptions options, std::uint64_t seed) {
     ASSERT_LE(a.bytes().allocated, a.bytes().reserved);
   }
   for (const auto& [address, size] : live) a.free(address);
+  a.synchronize();
   EXPECT_EQ(a.bytes().allocated, 0u);
   EXPECT_GT(a.bytes().reserved, 0u);  // cached, not returned
   a.empty_cache();
@@ -110,6 +126,8 @@ TEST(CachingAllocator, InvariantsHoldOnRandomTraces) {
   for (std::uint64_t seed : {1, 2, 3}) {
     random_trace({}, seed);
     random_trace({.expandable_segments = true}, seed);
+    random_trace({}, seed, /*streams=*/true);
+    random_trace({.expandable_segments = true}, seed, /*streams=*/true);
   }
 }
 
