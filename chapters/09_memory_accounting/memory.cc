@@ -4,7 +4,9 @@
 // by chapter 4's MemoryTracker next to the formula's prediction; (2) the OOM ladder of Llama-2 7B
 // on one GPU, one remedy at a time (the calculator), with the book's measured micro-batch step;
 // (3) a 7B model's memory by category against sequence length and ZeRO stage (the plot's data);
-// (4) MFU against HFU with full recomputation. Tables on stdout, CSV and JSON under results/.
+// (4) MFU against HFU with full recomputation. Also: the OOM ladder on chapter 4's real trainer
+// (each remedy a switch, measured against predict_remedies), colocated RL memory, the tiled
+// attention, the caching allocator and offload. Tables on stdout, CSV and JSON under results/.
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -524,7 +526,9 @@ int body(int argc, char** argv) {
     std::cout << "tour-config: 09 | memory --tour: the chapter's run (6 one-step trainings of the "
                  "book's model, 6 one-step ZeRO runs on 2 and 4 thread ranks, a recomputed "
                  "backward, tiled vs chapter 4's attention at T = 10, 1024, 2048, two trainers' "
-                 "allocation logs replayed through the caching-allocator simulator, formulas for "
+                 "allocation logs replayed through the caching-allocator simulator, 14 three-step "
+                 "trainings of the OOM ladder on chapter 4's trainer, the colocated-RL ledger, "
+                 "formulas for "
                  "the rest); the same as without "
                  "--tour\n";
 
