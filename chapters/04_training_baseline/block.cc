@@ -259,8 +259,8 @@ void block_backward(const Config& config, const TensorParallelSlice& slice,
     attention_core(ws.d_att_out.data(), a.qkv.data(), a.att_out.data(), a.att.data(),
                    ws.d_qkv.data());
   else
-    attention_backward_by_sequence(ws.d_att_out.data(), a.qkv.data(), a.att.data(), batch,
-                                   seq_len, heads, hs, ws.d_qkv.data());
+    attention_backward_by_sequence(ws.d_att_out.data(), a.qkv.data(), a.att.data(), batch, seq_len,
+                                   heads, hs, ws.d_qkv.data());
   zero(ws.d_ln, nc);
   // dLN1 sums q's, k's and v's contributions one after another (as three products, so each
   // element's sum keeps that order); the weight and bias gradients of all three are one product.
@@ -288,11 +288,10 @@ template struct BlockWorkspace<double>;
   template void block_forward_rows<T>(                                                            \
       const Config&, const TensorParallelSlice&, const BlockTensors<T>&, int, const T*, T*,       \
       BlockActivations<T>&, BlockWorkspace<T>&, const AttentionCore<T>&, TensorParallelComm<T>*); \
-  template void block_backward<T>(const Config&, const TensorParallelSlice&,                      \
-                                  const BlockTensors<T>&, const BlockTensors<T>&, int, int,       \
-                                  const T*, const T*, T*, BlockActivations<T>&,                   \
-                                  BlockWorkspace<T>&, TensorParallelComm<T>*,                     \
-                                  const AttentionBackwardCore<T>&);
+  template void block_backward<T>(                                                                \
+      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, const BlockTensors<T>&,  \
+      int, int, const T*, const T*, T*, BlockActivations<T>&, BlockWorkspace<T>&,                 \
+      TensorParallelComm<T>*, const AttentionBackwardCore<T>&);
 
 BOOK_BLOCK_INSTANTIATE(float)
 BOOK_BLOCK_INSTANTIATE(double)

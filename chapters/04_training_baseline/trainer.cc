@@ -217,8 +217,9 @@ std::int64_t Trainer::answer(std::int64_t a, std::int64_t b) {
 }
 
 void Trainer::save(const std::string& path) const {
-  BOOK_CHECK(!optimizer_, "save: this run steps an optimizer from TrainOptions::optimizer, whose "
-                          "state a checkpoint does not hold; checkpoint a run with AdamW");
+  BOOK_CHECK(!optimizer_,
+             "save: this run steps an optimizer from TrainOptions::optimizer, whose "
+             "state a checkpoint does not hold; checkpoint a run with AdamW");
   CheckpointWriter out;
   out.add_value("config", options_.model);
   out.add_value("precision", precision_code(options_.precision));
@@ -258,8 +259,9 @@ std::vector<float> finite_section(const CheckpointReader& in, const std::string&
 void Trainer::load(const std::string& path) {
   // The whole file is read and checked into temporaries first; the trainer changes only after
   // every section has passed, so a refused checkpoint leaves the run exactly as it was.
-  BOOK_CHECK(!optimizer_, "load: this run steps an optimizer from TrainOptions::optimizer, whose "
-                          "state a checkpoint does not hold; load into a run with AdamW");
+  BOOK_CHECK(!optimizer_,
+             "load: this run steps an optimizer from TrainOptions::optimizer, whose "
+             "state a checkpoint does not hold; load into a run with AdamW");
   const CheckpointReader in(path);
   const auto config = in.read_value<Config>("config");
   BOOK_CHECK(std::memcmp(&config, &options_.model, sizeof(Config)) == 0,
