@@ -22,8 +22,11 @@ Activations<T>::Activations(const Model<T>& model)
     stream_.emplace_back(n * c, kActs, tracker);
     stream_grad_.emplace_back(n * c, kActs, tracker);
   }
-  for (int l = first_layer_; l < last_layer_; ++l)
-    blocks_.emplace_back(config, part.tensor_parallel, max_batch_, context_, tracker);
+  if (model.recompute() != Recomputation::kNone || model.attention_kernel() != nullptr)
+    make_remedy_blocks(model);
+  else
+    for (int l = first_layer_; l < last_layer_; ++l)
+      blocks_.emplace_back(config, part.tensor_parallel, max_batch_, context_, tracker);
   if (part.has_head(config)) {
     targets_ = TrackedBuffer<int>(n, kActs, tracker);
     lnf_ = TrackedBuffer<T>(n * c, kActs, tracker);
@@ -63,6 +66,9 @@ template <typename T>
 BlockActivations<T>& Activations<T>::block(int layer) {
   BOOK_CHECK(layer < last_layer_, "block: layer " << layer << " is outside this part's blocks "
                                                   << first_layer_ << ".." << last_layer_ - 1);
+  BOOK_CHECK(blocks_.size() == static_cast<std::size_t>(last_layer_ - first_layer_),
+             "block: with full recomputation the activations keep no block's buffers; build the "
+             "model with Recomputation::kNone to run a block's backward in pieces");
   return blocks_[index(layer, "block")];
 }
 
@@ -86,6 +92,7 @@ std::size_t Activations<T>::bytes() const {
   for (const auto& b : stream_grad_) total += b.bytes();
   for (const auto& b : blocks_) total += b.bytes();
   for (const auto* b : {&lnf_, &lnf_mean_, &lnf_rstd_, &logits_, &probs_}) total += b->bytes();
+  total += shared_saved_.bytes();
   return total;
 }
 

@@ -26,6 +26,11 @@ class Model;
 /// - each block's BlockActivations: 3C + 4 + 4w + 2f + h·T;
 /// - the head (last part): the final LayerNorm's output and statistics C + 2, logits and
 ///   probabilities 2V.
+///
+/// With a memory seam in the model's options (memory_seams.h) the blocks' part changes: an
+/// attention kernel's saved numbers replace the h·T probabilities per row; selective
+/// recomputation keeps them for one block only (shared by all), full recomputation keeps one
+/// block's BlockActivations in all.
 template <typename T>
 class Activations {
  public:
@@ -49,6 +54,7 @@ class Activations {
   T* residual_grad(int layer);
   /// What block `layer` (one of the part's blocks, first..last−1) kept in the forward pass: for
   /// code that runs a block's backward in pieces (block_split.h, chapter 8's zero bubble).
+  /// Throws book::Error under full recomputation, which keeps no block's activations.
   BlockActivations<T>& block(int layer);
   /// Logits of the last head_forward, [B·T, vocab] (last part only).
   const T* logits() const;
@@ -58,6 +64,7 @@ class Activations {
  private:
   friend class Model<T>;
   std::size_t index(int layer, const char* who) const;
+  void make_remedy_blocks(const Model<T>& model);  // model_remedies.cc
 
   const Model<T>* owner_;
   int first_layer_, last_layer_, max_batch_, context_;
@@ -67,6 +74,7 @@ class Activations {
   std::vector<TrackedBuffer<T>> stream_, stream_grad_;
   std::vector<BlockActivations<T>> blocks_;
   TrackedBuffer<T> lnf_, lnf_mean_, lnf_rstd_, logits_, probs_;
+  TrackedBuffer<T> shared_saved_;  // selective recomputation: one block's attention-saved numbers
 };
 
 }  // namespace book::train

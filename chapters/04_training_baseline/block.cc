@@ -227,7 +227,7 @@ template <typename T>
 void block_backward(const Config& config, const TensorParallelSlice& slice,
                     const BlockTensors<T>& w, const BlockTensors<T>& g, int batch, int seq_len,
                     const T* x, const T* dy, T* dx, BlockActivations<T>& a, BlockWorkspace<T>& ws,
-                    TensorParallelComm<T>* comm) {
+                    TensorParallelComm<T>* comm, const AttentionBackwardCore<T>& attention_core) {
   const auto [n, c, hs, heads, width, hidden] =
       check_call("block_backward", config, slice, batch, seq_len, a, ws, comm);
   const std::size_t nc = static_cast<std::size_t>(n) * c;
@@ -255,8 +255,12 @@ void block_backward(const Config& config, const TensorParallelSlice& slice,
   linear_backward(d_residual, c, a.att_out.data(), n, width, w.w_out, c, c, ws.d_att_out.data(),
                   g.w_out, g.b_out);
   zero(ws.d_qkv, 3 * n_width);
-  attention_backward_by_sequence(ws.d_att_out.data(), a.qkv.data(), a.att.data(), batch, seq_len,
-                                 heads, hs, ws.d_qkv.data());
+  if (attention_core)  // another attention kernel's backward (memory_seams.h)
+    attention_core(ws.d_att_out.data(), a.qkv.data(), a.att_out.data(), a.att.data(),
+                   ws.d_qkv.data());
+  else
+    attention_backward_by_sequence(ws.d_att_out.data(), a.qkv.data(), a.att.data(), batch, seq_len,
+                                   heads, hs, ws.d_qkv.data());
   zero(ws.d_ln, nc);
   // dLN1 sums q's, k's and v's contributions one after another (as three products, so each
   // element's sum keeps that order); the weight and bias gradients of all three are one product.
@@ -284,10 +288,10 @@ template struct BlockWorkspace<double>;
   template void block_forward_rows<T>(                                                            \
       const Config&, const TensorParallelSlice&, const BlockTensors<T>&, int, const T*, T*,       \
       BlockActivations<T>&, BlockWorkspace<T>&, const AttentionCore<T>&, TensorParallelComm<T>*); \
-  template void block_backward<T>(const Config&, const TensorParallelSlice&,                      \
-                                  const BlockTensors<T>&, const BlockTensors<T>&, int, int,       \
-                                  const T*, const T*, T*, BlockActivations<T>&,                   \
-                                  BlockWorkspace<T>&, TensorParallelComm<T>*);
+  template void block_backward<T>(                                                                \
+      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, const BlockTensors<T>&,  \
+      int, int, const T*, const T*, T*, BlockActivations<T>&, BlockWorkspace<T>&,                 \
+      TensorParallelComm<T>*, const AttentionBackwardCore<T>&);
 
 BOOK_BLOCK_INSTANTIATE(float)
 BOOK_BLOCK_INSTANTIATE(double)

@@ -106,13 +106,23 @@ void block_forward_rows(const Config& config, const TensorParallelSlice& slice,
                         BlockActivations<T>& acts, BlockWorkspace<T>& workspace,
                         const AttentionCore<T>& attention, TensorParallelComm<T>* comm = nullptr);
 
+/// The backward of a block's attention core as the caller computes it: given dout = d att_out
+/// [rows, w], the forward's qkv [rows, 3w], its output att_out [rows, w] and what it saved (the
+/// activations' `att` buffer), writes (overwrites) dqkv [rows, 3w]. Empty: chapter 4's
+/// attention_backward on the probabilities in `att`.
+template <typename T>
+using AttentionBackwardCore =
+    std::function<void(const T* dout, const T* qkv, const T* out, const T* saved, T* dqkv)>;
+
 /// Given dy [N, C], writes dx [N, C] (overwrites) and adds into the gradients `g` of the
 /// tensors this rank stores (replicated ones — LayerNorms, b_out, b_proj — get the same full
-/// values on every rank).
+/// values on every rank). `attention_backward` replaces chapter 4's attention backward (for a
+/// forward whose attention core was not chapter 4's, memory_seams.h); empty by default.
 template <typename T>
 void block_backward(const Config& config, const TensorParallelSlice& slice,
                     const BlockTensors<T>& w, const BlockTensors<T>& g, int batch, int seq_len,
                     const T* x, const T* dy, T* dx, BlockActivations<T>& acts,
-                    BlockWorkspace<T>& workspace, TensorParallelComm<T>* comm = nullptr);
+                    BlockWorkspace<T>& workspace, TensorParallelComm<T>* comm = nullptr,
+                    const AttentionBackwardCore<T>& attention_backward = {});
 
 }  // namespace book::train

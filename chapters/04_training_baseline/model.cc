@@ -20,6 +20,8 @@ Model<T>::Model(const Config& config, int max_batch, const ModelOptions<T>& opti
       layout_(config, options.part),
       comm_(options.tensor_parallel),
       tracker_(options.tracker) {
+  recompute_ = options.recompute;
+  attention_ = options.attention;
   BOOK_CHECK(max_batch >= 1, "Model: max_batch must be >= 1, got " << max_batch);
   const TensorParallelSlice& slice = layout_.part().tensor_parallel;
   BOOK_CHECK(!slice.split_vocabulary,

@@ -19,6 +19,7 @@
 #include "chapters/04_training_baseline/activations.h"
 #include "chapters/04_training_baseline/block.h"
 #include "chapters/04_training_baseline/config.h"
+#include "chapters/04_training_baseline/memory_seams.h"
 #include "chapters/04_training_baseline/parameters.h"
 #include "chapters/04_training_baseline/partition.h"
 #include "chapters/04_training_baseline/tensor_parallel_comm.h"
@@ -61,6 +62,13 @@ struct ModelOptions {
   /// nowhere until the caller points it at buffers it owns with Model::bind_range. Chapter 6's
   /// ZeRO-3 holds 1/N of the parameters and gathers one layer at a time into such buffers.
   bool own_parameters = true;
+  /// Which activations the forward keeps (memory_seams.h): kNone keeps all (the default);
+  /// kSelective and kFull recompute in layers_backward. Whole sequences only: chapter 8's split
+  /// block backward (Activations::block) needs kNone.
+  Recomputation recompute = Recomputation::kNone;
+  /// The blocks' attention core (memory_seams.h); null: chapter 4's attention_forward and
+  /// attention_backward, which keep the probabilities. Not owned; must outlive the model.
+  const AttentionKernel<T>* attention = nullptr;
 };
 
 /// A model part: its flat parameter and gradient buffers and a workspace for one micro-batch of
@@ -143,10 +151,21 @@ class Model {
   const TrackedBuffer<T>& grads() const { return grads_; }    ///< Flat gradients, same layout.
   /// Bytes of the workspace (block and head scratch).
   std::size_t workspace_bytes() const;
+  /// Which activations the forward keeps (ModelOptions::recompute).
+  Recomputation recompute() const { return recompute_; }
+  /// The blocks' attention kernel (ModelOptions::attention; null: chapter 4's).
+  const AttentionKernel<T>* attention_kernel() const { return attention_; }
 
  private:
   void check(const Activations<T>& acts, const char* who, bool needs_shape = true) const;
   std::span<T> wte_of(TrackedBuffer<T>& buffer);
+  // The passes with a memory seam in use (memory_seams.h; model_remedies.cc).
+  bool plain_passes() const { return recompute_ == Recomputation::kNone && attention_ == nullptr; }
+  void layers_forward_remedies(Activations<T>& acts, int first, int last);
+  void layers_backward_remedies(Activations<T>& acts, int last, int first,
+                                const GradientReadyHook& ready);
+  AttentionCore<T> attention_core(const Activations<T>& acts, T* saved) const;
+  AttentionBackwardCore<T> attention_backward_core(const Activations<T>& acts) const;
 
   Config config_;
   int max_batch_;
@@ -158,6 +177,8 @@ class Model {
   BlockWorkspace<T> workspace_;
   TrackedBuffer<T> dlogits_, dlnf_;  // the head's backward scratch
   std::unique_ptr<Activations<T>> own_activations_;
+  Recomputation recompute_ = Recomputation::kNone;
+  const AttentionKernel<T>* attention_ = nullptr;
 };
 
 }  // namespace book::train

@@ -30,6 +30,7 @@ void Model<T>::layers_forward(Activations<T>& acts, int first, int last) {
   BOOK_CHECK(part().first_layer <= first && first <= last && last <= part().last_layer,
              "layers_forward: range [" << first << ", " << last << ") is not inside this part's ["
                                        << part().first_layer << ", " << part().last_layer << ")");
+  if (!plain_passes()) return layers_forward_remedies(acts, first, last);
   for (int l = first; l < last; ++l) {
     const int i = l - part().first_layer;
     block_forward(config_, part().tensor_parallel, p_.blocks[i], acts.batch(), acts.seq_len(),
@@ -95,6 +96,7 @@ void Model<T>::layers_backward(Activations<T>& acts, int last, int first,
   BOOK_CHECK(part().first_layer <= first && first <= last && last <= part().last_layer,
              "layers_backward: range [" << first << ", " << last << ") is not inside this part's ["
                                         << part().first_layer << ", " << part().last_layer << ")");
+  if (!plain_passes()) return layers_backward_remedies(acts, last, first, ready);
   for (int l = last - 1; l >= first; --l) {
     const int i = l - part().first_layer;
     block_backward(config_, part().tensor_parallel, p_.blocks[i], g_.blocks[i], acts.batch(),

@@ -42,6 +42,8 @@ std::int32_t precision_code(DType precision) {
 ModelOptions<float> model_options(const TrainOptions& options, MemoryTracker* tracker) {
   ModelOptions<float> o;
   o.tracker = tracker;
+  o.recompute = options.recompute;
+  o.attention = options.attention;
   if (options.precision != DType::kF32)
     o.parameter_category = o.gradient_category = MemoryCategory::kOther;
   return o;
@@ -62,15 +64,19 @@ Trainer::Trainer(const TrainOptions& options, MemoryTracker* tracker)
       tracker_(tracker != nullptr ? tracker : &own_tracker_),
       model_(options_.model, options_.micro_batch, model_options(options_, tracker_)),
       acts_(model_),
-      master_(mixed() ? model_.layout().total() : 0, MemoryCategory::kMasterWeights, tracker_),
-      adam_(0, model_.layout().total(), tracker_),
+      optimizer_(options_.optimizer ? options_.optimizer(model_.layout(), tracker_) : nullptr),
+      master_(mixed() && !(optimizer_ && !optimizer_->master_weights().empty())
+                  ? model_.layout().total()
+                  : 0,
+              MemoryCategory::kMasterWeights, tracker_),
+      adam_(0, options_.optimizer ? 0 : model_.layout().total(), tracker_),
       low_weights_(mixed() ? model_.layout().total() : 0, MemoryCategory::kParameters, tracker_),
       low_grads_(mixed() ? model_.layout().total() : 0, MemoryCategory::kGradients, tracker_),
       scaler_(options_.scaler),
       data_rng_(training_data_stream(options_)) {
   model_.init(options_.seed);
   if (mixed()) {
-    std::copy(model_.params().begin(), model_.params().end(), master_.begin());
+    std::copy(model_.params().begin(), model_.params().end(), master().begin());
     refresh_low_weights();
   }
 }
@@ -78,7 +84,7 @@ Trainer::Trainer(const TrainOptions& options, MemoryTracker* tracker)
 // The forward pass reads the 16-bit weights: encode the master copy, and decode it into the
 // float buffer the CPU kernels read (on a GPU the kernels would read the 16-bit copy directly).
 void Trainer::refresh_low_weights() {
-  encode(options_.precision, master_.span(), low_weights_.span());
+  encode(options_.precision, master(), low_weights_.span());
   decode(options_.precision, low_weights_.span(), model_.params().span());
 }
 
@@ -143,7 +149,10 @@ StepResult Trainer::step() {
   scale_gradients(grads, clip_coefficient(squares, options_.clip_norm));
   //! [mixed_precision_step]
 
-  adamw_update(model_.layout(), adam_, master(), grads, result.lr, options_.adamw);
+  if (optimizer_)
+    optimizer_->update(master(), grads, result.lr, options_.adamw);
+  else
+    adamw_update(model_.layout(), adam_, master(), grads, result.lr, options_.adamw);
   if (mixed()) refresh_low_weights();
   step_ = result.step;
   return result;
@@ -208,6 +217,9 @@ std::int64_t Trainer::answer(std::int64_t a, std::int64_t b) {
 }
 
 void Trainer::save(const std::string& path) const {
+  BOOK_CHECK(!optimizer_,
+             "save: this run steps an optimizer from TrainOptions::optimizer, whose "
+             "state a checkpoint does not hold; checkpoint a run with AdamW");
   CheckpointWriter out;
   out.add_value("config", options_.model);
   out.add_value("precision", precision_code(options_.precision));
@@ -247,6 +259,9 @@ std::vector<float> finite_section(const CheckpointReader& in, const std::string&
 void Trainer::load(const std::string& path) {
   // The whole file is read and checked into temporaries first; the trainer changes only after
   // every section has passed, so a refused checkpoint leaves the run exactly as it was.
+  BOOK_CHECK(!optimizer_,
+             "load: this run steps an optimizer from TrainOptions::optimizer, whose "
+             "state a checkpoint does not hold; load into a run with AdamW");
   const CheckpointReader in(path);
   const auto config = in.read_value<Config>("config");
   BOOK_CHECK(std::memcmp(&config, &options_.model, sizeof(Config)) == 0,

@@ -14,6 +14,7 @@
 #include "chapters/04_training_baseline/adamw_state.h"
 #include "chapters/04_training_baseline/config.h"
 #include "chapters/04_training_baseline/data.h"
+#include "chapters/04_training_baseline/memory_seams.h"
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/04_training_baseline/optimizer.h"
 #include "chapters/04_training_baseline/precision.h"
@@ -37,6 +38,13 @@ struct TrainOptions {
   DType precision = DType::kF32;    ///< storage of weights and gradients: f32, bf16 or f16
   LossScaler::Options scaler;       ///< dynamic loss scaling (used with FP16 only)
   std::uint64_t seed = 1234;        ///< initialisation and data order
+  /// Memory seams (memory_seams.h; chapter 9's remedies). Which activations the model keeps.
+  Recomputation recompute = Recomputation::kNone;
+  /// The blocks' attention kernel; null: chapter 4's. Not owned; must outlive the trainer.
+  const AttentionKernel<float>* attention = nullptr;
+  /// Makes the optimizer that replaces the trainer's AdamW (which then allocates no moments);
+  /// empty: AdamW. A run with one cannot save() or load() checkpoints.
+  TrainerOptimizerFactory optimizer;
 };
 
 /// The stream a Trainer with `options` draws its training micro-batches from, one after another
@@ -91,7 +99,8 @@ ModelWeights read_model_weights(const std::string& path);
 /// MemoryTracker, in this order: the model's parameters, gradients and workspace; one
 /// micro-batch's activations; in mixed precision the FP32 master weights; Adam's m and v; in
 /// mixed precision the 16-bit weights and gradients. A step allocates nothing, so the tracker's
-/// peak is what is live after construction.
+/// peak is what is live after construction (an attention kernel or optimizer from the options
+/// may hold scratch during a step: then the peak is during the step).
 class Trainer {
  public:
   /// A fresh run: model initialised from options.seed, data stream seeded from it. Allocations
@@ -136,7 +145,11 @@ class Trainer {
 
  private:
   bool mixed() const { return options_.precision != DType::kF32; }
-  std::span<float> master() { return mixed() ? master_.span() : model_.params().span(); }
+  std::span<float> master() {
+    if (mixed() && optimizer_ && !optimizer_->master_weights().empty())
+      return optimizer_->master_weights();  // held by the optimizer (memory_seams.h)
+    return mixed() ? master_.span() : model_.params().span();
+  }
   void refresh_low_weights();
 
   TrainOptions options_;
@@ -145,6 +158,7 @@ class Trainer {
   MemoryTracker* tracker_;
   Model<float> model_;
   Activations<float> acts_;
+  std::unique_ptr<TrainerOptimizer> optimizer_;  // TrainOptions::optimizer's (null: adam_)
   TrackedBuffer<float> master_;
   AdamWState adam_;
   TrackedBuffer<std::uint16_t> low_weights_, low_grads_;

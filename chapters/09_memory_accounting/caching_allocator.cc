@@ -18,7 +18,15 @@ std::size_t round_up(std::size_t n, std::size_t unit) { return (n + unit - 1) / 
 
 }  // namespace
 
-CachingAllocator::CachingAllocator(AllocatorOptions options) : options_(options) {}
+CachingAllocator::CachingAllocator(AllocatorOptions options) : options_(options) {
+  BOOK_CHECK(options.garbage_collection_threshold >= 0 && options.garbage_collection_threshold < 1,
+             "AllocatorOptions: garbage_collection_threshold must be in [0, 1), got "
+                 << options.garbage_collection_threshold << " (PyTorch's examples use 0.6 to 0.8)");
+  BOOK_CHECK(options.garbage_collection_threshold == 0 || options.device_limit > 0,
+             "AllocatorOptions: a garbage_collection_threshold of "
+                 << options.garbage_collection_threshold
+                 << " is a share of the device limit, and device_limit is 0 (unlimited); set one");
+}
 
 std::uint64_t CachingAllocator::address_of(std::size_t segment, std::size_t offset) {
   return (static_cast<std::uint64_t>(segment) + 1) << kOffsetBits | offset;
@@ -29,30 +37,47 @@ std::size_t CachingAllocator::segments() const {
                                                 [](const Segment& s) { return s.size > 0; }));
 }
 
+std::size_t CachingAllocator::pending() const {
+  std::size_t n = 0;
+  for (const Segment& s : segments_)
+    for (const auto& [offset, block] : s.blocks) n += block.pending;
+  return n;
+}
+
+namespace {
+
+// The bytes a new segment for a request of `size` takes: 2 MiB for the small pool; 20 MiB for a
+// large request under 10 MiB (room for its neighbours); else the request rounded up to 2 MiB.
+std::size_t segment_size(bool small, std::size_t size) {
+  return small ? kSmallBuffer
+               : (size < kMinLargeAlloc ? kLargeBuffer : round_up(size, kRoundLarge));
+}
+
+}  // namespace
+
 //! [grow]
-std::size_t CachingAllocator::grow(bool small, std::size_t size) {
+std::size_t CachingAllocator::grow(bool small, std::size_t size, int stream) {
   ++device_calls_;
   if (!options_.expandable_segments) {
-    // A new segment: 2 MiB for the small pool; 20 MiB for a large request under 10 MiB (room for
-    // its neighbours); else the request rounded up to 2 MiB.
     Segment s;
     s.small = small;
-    s.size =
-        small ? kSmallBuffer : (size < kMinLargeAlloc ? kLargeBuffer : round_up(size, kRoundLarge));
+    s.stream = stream;
+    s.size = segment_size(small, size);
     s.blocks[0] = Block{s.size, 0, false};
     bytes_.reserved += s.size;
     segments_.push_back(std::move(s));
     return segments_.size() - 1;
   }
-  // Expandable: the pool's one segment maps just enough 2 MiB pages at its end.
+  // Expandable: the pool's one segment (per stream) maps just enough 2 MiB pages at its end.
   auto it = std::find_if(segments_.begin(), segments_.end(),
-                         [&](const Segment& s) { return s.small == small; });
+                         [&](const Segment& s) { return s.small == small && s.stream == stream; });
   if (it == segments_.end()) {
-    segments_.push_back(Segment{small, 0, {}});
+    segments_.push_back(Segment{small, 0, {}, stream});
     it = std::prev(segments_.end());
   }
   Segment& s = *it;
-  const bool last_free = !s.blocks.empty() && !std::prev(s.blocks.end())->second.live;
+  const bool last_free = !s.blocks.empty() && !std::prev(s.blocks.end())->second.live &&
+                         !std::prev(s.blocks.end())->second.pending;
   const std::size_t have = last_free ? std::prev(s.blocks.end())->second.size : 0;
   const std::size_t pages = round_up(size - have, kRoundLarge);
   if (last_free)
@@ -65,22 +90,65 @@ std::size_t CachingAllocator::grow(bool small, std::size_t size) {
 }
 //! [grow]
 
+bool CachingAllocator::try_grow(bool small, std::size_t size, int stream) {
+  std::size_t adds = segment_size(small, size);
+  if (options_.expandable_segments) {
+    adds = round_up(size, kRoundLarge);
+    for (const Segment& s : segments_)
+      if (s.small == small && s.stream == stream && !s.blocks.empty()) {
+        const Block& last = std::prev(s.blocks.end())->second;
+        if (!last.live && !last.pending) adds = round_up(size - last.size, kRoundLarge);
+      }
+  }
+  if (options_.device_limit > 0 && bytes_.reserved + adds > options_.device_limit) return false;
+  grow(small, size, stream);
+  return true;
+}
+
+void CachingAllocator::release_free_segment(Segment& s) {
+  bytes_.reserved -= s.size;
+  s.size = 0;
+  s.blocks.clear();
+}
+
+//! [collect_garbage]
+void CachingAllocator::collect_garbage(std::size_t incoming) {
+  const double target = options_.garbage_collection_threshold * options_.device_limit;
+  if (target == 0 || options_.expandable_segments) return;
+  // Release wholly free cached segments, the longest-unused first, until the new segment would
+  // keep reserved under the threshold (or nothing cached is left to release).
+  while (static_cast<double>(bytes_.reserved + incoming) > target) {
+    Segment* oldest = nullptr;
+    for (Segment& s : segments_)
+      if (s.size > 0 && s.blocks.size() == 1 && !s.blocks.begin()->second.live &&
+          !s.blocks.begin()->second.pending && (!oldest || s.free_since < oldest->free_since))
+        oldest = &s;
+    if (oldest == nullptr) return;
+    release_free_segment(*oldest);
+    ++collected_;
+  }
+}
+//! [collect_garbage]
+
 //! [malloc]
-std::uint64_t CachingAllocator::malloc(std::size_t bytes) {
+std::uint64_t CachingAllocator::malloc(std::size_t bytes, int stream) {
   BOOK_CHECK(bytes > 0,
              "CachingAllocator::malloc: 0 bytes requested (a zero-size tensor needs no "
              "block; skip it)");
+  BOOK_CHECK(stream >= 0, "CachingAllocator::malloc: stream " << stream << " (streams are >= 0)");
   const std::size_t size = round_up(bytes, kMinBlockSize);
   const bool small = size <= kSmallSize;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    // Best fit in the request's pool: the smallest free block that fits, then the lowest address.
+  for (bool retried = false;;) {
+    // Best fit among the request's pool and stream: the smallest free block that fits, then the
+    // lowest address. Pending blocks (another stream may still read them) are not free.
     auto best =
         std::make_tuple(std::numeric_limits<std::size_t>::max(), std::size_t{0}, std::size_t{0});
     bool found = false;
     for (std::size_t i = 0; i < segments_.size(); ++i) {
-      if (segments_[i].small != small) continue;
+      if (segments_[i].small != small || segments_[i].stream != stream) continue;
       for (const auto& [offset, block] : segments_[i].blocks)
-        if (!block.live && block.size >= size && std::make_tuple(block.size, i, offset) < best) {
+        if (!block.live && !block.pending && block.size >= size &&
+            std::make_tuple(block.size, i, offset) < best) {
           best = std::make_tuple(block.size, i, offset);
           found = true;
         }
@@ -90,10 +158,21 @@ std::uint64_t CachingAllocator::malloc(std::size_t bytes) {
       split_and_take(segment, offset, size, bytes);
       return address_of(segment, offset);
     }
-    grow(small, size);  // nothing cached fits: ask the device, then take from what it gave
+    // Nothing cached fits: ask the device (after the garbage collection, when it is on).
+    collect_garbage(segment_size(small, size));
+    if (try_grow(small, size, stream)) continue;
+    // The device said no: wait for every stream, give the whole cache back, and ask once more.
+    BOOK_CHECK(!retried, "CachingAllocator: out of memory: tried to allocate "
+                             << size << " bytes on stream " << stream << " with " << bytes_.reserved
+                             << " of the device's " << options_.device_limit << " bytes reserved ("
+                             << bytes_.allocated
+                             << " allocated) after freeing the cache; free tensors, or set "
+                                "expandable_segments to waste less");
+    retried = true;
+    ++retries_;
+    synchronize();
+    empty_cache();
   }
-  BOOK_CHECK(false, "CachingAllocator::malloc: no block of " << size << " bytes after growing");
-  return 0;
 }
 
 void CachingAllocator::split_and_take(std::size_t segment, std::size_t offset, std::size_t size,
@@ -115,32 +194,78 @@ void CachingAllocator::split_and_take(std::size_t segment, std::size_t offset, s
 }
 //! [malloc]
 
-void CachingAllocator::free(std::uint64_t address) {
+namespace {
+
+// The live block at `address`, or a book::Error naming `who`.
+template <typename Segments>
+auto& live_block(Segments& segments, std::uint64_t address, const char* who) {
   const std::size_t segment = static_cast<std::size_t>(address >> kOffsetBits) - 1;
   const std::size_t offset = static_cast<std::size_t>(address & kOffsetMask);
-  BOOK_CHECK((address >> kOffsetBits) >= 1 && segment < segments_.size() &&
-                 segments_[segment].blocks.count(offset) == 1 &&
-                 segments_[segment].blocks.at(offset).live,
-             "CachingAllocator::free: no live block at address 0x"
-                 << std::hex << address << std::dec << " (freed twice, or never allocated?)");
+  BOOK_CHECK((address >> kOffsetBits) >= 1 && segment < segments.size() &&
+                 segments[segment].blocks.count(offset) == 1 &&
+                 segments[segment].blocks.at(offset).live,
+             who << ": no live block at address 0x" << std::hex << address << std::dec
+                 << " (freed twice, or never allocated?)");
+  return segments[segment].blocks.at(offset);
+}
+
+}  // namespace
+
+void CachingAllocator::record_stream(std::uint64_t address, int stream) {
+  BOOK_CHECK(stream >= 0,
+             "CachingAllocator::record_stream: stream " << stream << " (streams are >= 0)");
+  Block& block = live_block(segments_, address, "CachingAllocator::record_stream");
+  const std::size_t segment = static_cast<std::size_t>(address >> kOffsetBits) - 1;
+  if (stream != segments_[segment].stream) block.other_stream = true;
+}
+
+void CachingAllocator::free(std::uint64_t address) {
+  Block& block = live_block(segments_, address, "CachingAllocator::free");
+  const std::size_t segment = static_cast<std::size_t>(address >> kOffsetBits) - 1;
+  const std::size_t offset = static_cast<std::size_t>(address & kOffsetMask);
+  bytes_.allocated -= block.size;
+  bytes_.requested -= block.requested;
+  block.live = false;
+  block.requested = 0;
+  ++frees_;
+  if (block.other_stream) {  // another stream may still read it: reusable after synchronize()
+    block.pending = true;
+    return;
+  }
+  coalesce(segment, offset);
+}
+
+// Merges the free block at `offset` with free neighbours: the segment stays cached, in as few
+// free blocks as possible. A segment left wholly free remembers when (the collector's age).
+void CachingAllocator::coalesce(std::size_t segment, std::size_t offset) {
   auto& blocks = segments_[segment].blocks;
   auto it = blocks.find(offset);
-  bytes_.allocated -= it->second.size;
-  bytes_.requested -= it->second.requested;
-  it->second.live = false;
-  it->second.requested = 0;
-  // Coalesce with free neighbours: the segment stays cached, in as few free blocks as possible.
-  auto next = std::next(it);
-  if (next != blocks.end() && !next->second.live) {
+  const auto is_free = [](const Block& b) { return !b.live && !b.pending; };
+  // Loops, not ifs: after synchronize() a run of formerly pending blocks can be free together.
+  for (auto next = std::next(it); next != blocks.end() && is_free(next->second);
+       next = std::next(it)) {
     it->second.size += next->second.size;
     blocks.erase(next);
   }
-  if (it != blocks.begin()) {
+  while (it != blocks.begin() && is_free(std::prev(it)->second)) {
     auto prev = std::prev(it);
-    if (!prev->second.live) {
-      prev->second.size += it->second.size;
-      blocks.erase(it);
-    }
+    prev->second.size += it->second.size;
+    blocks.erase(it);
+    it = prev;
+  }
+  if (blocks.size() == 1 && is_free(blocks.begin()->second)) segments_[segment].free_since = frees_;
+}
+
+void CachingAllocator::synchronize() {
+  for (std::size_t i = 0; i < segments_.size(); ++i) {
+    std::vector<std::size_t> waiting;
+    for (auto& [offset, block] : segments_[i].blocks)
+      if (block.pending) {
+        block.pending = block.other_stream = false;
+        waiting.push_back(offset);
+      }
+    for (std::size_t offset : waiting)  // a merge may have absorbed it into its neighbour
+      if (segments_[i].blocks.count(offset) == 1) coalesce(i, offset);
   }
 }
 
@@ -148,12 +273,10 @@ void CachingAllocator::empty_cache() {
   for (Segment& s : segments_) {
     if (s.blocks.empty()) continue;
     auto last = std::prev(s.blocks.end());
-    if (last->second.live) continue;
+    if (last->second.live || last->second.pending) continue;
     if (!options_.expandable_segments) {
       if (last != s.blocks.begin()) continue;  // a live block remains: the segment stays
-      bytes_.reserved -= s.size;
-      s.size = 0;
-      s.blocks.clear();
+      release_free_segment(s);
       continue;
     }
     // Unmap the whole free pages at the end.
@@ -180,9 +303,10 @@ void CachingAllocator::check_invariants() const {
                                                        << expected_offset);
       BOOK_CHECK(block.size > 0 && block.size % kMinBlockSize == 0,
                  "segment " << i << ": block at " << offset << " has size " << block.size);
-      BOOK_CHECK(block.live || !previous_free,
+      const bool free_block = !block.live && !block.pending;
+      BOOK_CHECK(!free_block || !previous_free,
                  "segment " << i << ": two neighbouring free blocks at " << offset);
-      previous_free = !block.live;
+      previous_free = free_block;
       expected_offset += block.size;
       if (block.live) {
         BOOK_CHECK(block.requested > 0 && block.requested <= block.size,

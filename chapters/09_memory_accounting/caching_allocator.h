@@ -11,8 +11,18 @@
 /// neighbours of its segment and stays cached: nothing returns to the device unless
 /// empty_cache() is called. With expandable segments (PYTORCH_CUDA_ALLOC_CONF=
 /// expandable_segments:True) each pool has one segment that grows by 2 MiB pages at its end
-/// instead of new segments. Not simulated: streams, max_split_size_mb, garbage collection
-/// thresholds, the retry after an out-of-memory.
+/// instead of new segments.
+///
+/// Three more of its rules, each off unless asked for: <b>streams</b> (a segment belongs to the
+/// stream that asked the device for it, and only that stream's requests take its blocks; a block
+/// another stream used, record_stream(), is not reusable after its free until synchronize(),
+/// PyTorch's cudaEvent wait); a <b>device limit</b> with the <b>retry after an out-of-memory</b>
+/// (when the device refuses a segment, synchronise, release every cached segment, and ask again;
+/// only then fail, with the bytes in the message); and the <b>garbage-collection threshold</b>
+/// (PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:t: before asking the device for more
+/// when reserved would pass t × the limit, release cached free segments, the longest-unused
+/// first, until it would not — PyTorch picks blocks by an age count, this by the order segments
+/// became free). Not simulated: max_split_size_mb.
 #pragma once
 
 #include <cstddef>
@@ -34,7 +44,13 @@ inline constexpr std::size_t kRoundLarge = 2 << 20;      ///< large segments' (a
 
 /// The allocator's variant.
 struct AllocatorOptions {
-  bool expandable_segments = false;  ///< one growing segment per pool instead of new ones
+  bool expandable_segments =
+      false;  ///< one growing segment per pool (and stream) instead of new ones
+  /// The device's memory in bytes (0: unlimited). A segment past it is refused, the cache freed
+  /// and the request retried once; then malloc throws book::Error (the out-of-memory).
+  std::size_t device_limit = 0;
+  /// Garbage-collection threshold in (0, 1) of device_limit (0: off; needs a limit).
+  double garbage_collection_threshold = 0;
 };
 
 /// Bytes at one moment: what the program asked for, what the allocator handed out (rounded,
@@ -51,10 +67,18 @@ class CachingAllocator {
   /// An empty allocator: nothing reserved.
   explicit CachingAllocator(AllocatorOptions options = {});
 
-  /// Hands out a block of at least `bytes` (> 0; book::Error otherwise) and returns its address.
-  std::uint64_t malloc(std::size_t bytes);
-  /// Returns the block at `address` to the cache; book::Error when no live block starts there.
+  /// Hands out a block of at least `bytes` (> 0; book::Error otherwise) for `stream` (>= 0) and
+  /// returns its address. book::Error "out of memory" when the device limit refuses it even after
+  /// the cache was released.
+  std::uint64_t malloc(std::size_t bytes, int stream = 0);
+  /// Returns the block at `address` to the cache (pending until synchronize() when another stream
+  /// used it); book::Error when no live block starts there.
   void free(std::uint64_t address);
+  /// Marks the live block at `address` as used by `stream` too (torch.Tensor.record_stream).
+  void record_stream(std::uint64_t address, int stream);
+  /// Waits for every stream: pending freed blocks become reusable (and merge with free
+  /// neighbours).
+  void synchronize();
   /// Returns every segment with no live block to the device (torch.cuda.empty_cache()); an
   /// expandable segment gives back its free pages at the end.
   void empty_cache();
@@ -62,6 +86,9 @@ class CachingAllocator {
   AllocatorBytes bytes() const { return bytes_; }             ///< now
   std::size_t segments() const;                               ///< segments held now
   std::size_t device_calls() const { return device_calls_; }  ///< cudaMalloc or page maps so far
+  std::size_t retries() const { return retries_; }      ///< out-of-memory retries (cache freed)
+  std::size_t collected() const { return collected_; }  ///< segments the threshold released
+  std::size_t pending() const;                          ///< freed blocks waiting for synchronize()
   /// Throws book::Error unless: every segment is tiled by its blocks without gaps or overlaps, no
   /// two neighbouring blocks are both free, the blocks' sums equal bytes(), and allocated ≤
   /// reserved.
@@ -71,21 +98,29 @@ class CachingAllocator {
   struct Block {
     std::size_t size = 0, requested = 0;
     bool live = false;
+    bool pending = false;       // freed, but another stream may still use it
+    bool other_stream = false;  // record_stream named a stream besides the owner
   };
   struct Segment {
     bool small = false;
     std::size_t size = 0;
     std::map<std::size_t, Block> blocks;  // offset -> block
+    int stream = 0;                       // the stream whose requests it serves
+    std::size_t free_since = 0;           // when it last became wholly free (gc's age)
   };
   static std::uint64_t address_of(std::size_t segment, std::size_t offset);
-  std::size_t grow(bool small, std::size_t size);  // a segment with a free block >= size
+  std::size_t grow(bool small, std::size_t size, int stream);  // false: over the device limit
+  bool try_grow(bool small, std::size_t size, int stream);
+  void collect_garbage(std::size_t incoming);
+  void release_free_segment(Segment& s);
+  void coalesce(std::size_t segment, std::size_t offset);
   void split_and_take(std::size_t segment, std::size_t offset, std::size_t size,
                       std::size_t requested);
 
   AllocatorOptions options_;
   std::vector<Segment> segments_;  // index in the address's high bits; empty when released
   AllocatorBytes bytes_;
-  std::size_t device_calls_ = 0;
+  std::size_t device_calls_ = 0, retries_ = 0, collected_ = 0, frees_ = 0;
 };
 
 /// One point of a replay: the bytes after event `event`.

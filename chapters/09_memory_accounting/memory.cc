@@ -4,7 +4,9 @@
 // by chapter 4's MemoryTracker next to the formula's prediction; (2) the OOM ladder of Llama-2 7B
 // on one GPU, one remedy at a time (the calculator), with the book's measured micro-batch step;
 // (3) a 7B model's memory by category against sequence length and ZeRO stage (the plot's data);
-// (4) MFU against HFU with full recomputation. Tables on stdout, CSV and JSON under results/.
+// (4) MFU against HFU with full recomputation. Also: the OOM ladder on chapter 4's real trainer
+// (each remedy a switch, measured against predict_remedies), colocated RL memory, the tiled
+// attention, the caching allocator and offload. Tables on stdout, CSV and JSON under results/.
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -18,10 +20,12 @@
 #include "chapters/09_memory_accounting/book_model.h"
 #include "chapters/09_memory_accounting/caching_allocator.h"
 #include "chapters/09_memory_accounting/calc_cli.h"
+#include "chapters/09_memory_accounting/colocated_rl.h"
 #include "chapters/09_memory_accounting/flash_attention.h"
 #include "chapters/09_memory_accounting/model_states.h"
 #include "chapters/09_memory_accounting/offload.h"
 #include "chapters/09_memory_accounting/recompute.h"
+#include "chapters/09_memory_accounting/trainer_remedies.h"
 #include "common/flags.h"
 #include "common/machine_load.h"
 #include "common/main.h"
@@ -295,6 +299,68 @@ OffloadResult measure_offload() {
   return r;
 }
 
+// (1c) The OOM ladder on chapter 4's real Trainer: each remedy a switch (trainer_remedies.h),
+// applied cumulatively in the order an engineer tries them; the tracker's peak against
+// predict_remedies, the host's bytes, the link's bytes per step and the loss after the steps.
+struct RealRung {
+  std::string name;
+  train::TrainOptions options;
+  Remedies remedies;
+  RemedyMeasurement measured;
+  RemedyPrediction predicted;
+};
+
+//! [real_ladder]
+std::vector<RealRung> real_ladder(int digits, int steps) {
+  train::TrainOptions o;
+  o.precision = DType::kBF16;
+  o.digits = digits;
+  o.micro_batch = 32;
+  Remedies r;
+  std::vector<RealRung> rungs;
+  const auto rung = [&](std::string name) {
+    rungs.push_back({std::move(name), o, r, measure_remedies(o, r, steps), predict_remedies(o, r)});
+  };
+  rung("baseline: micro-batch 32");
+  o.micro_batch = 8;
+  o.accumulation = 4;
+  rung("micro-batch 8 x 4 accumulation");
+  r.recompute = train::Recomputation::kSelective;
+  rung("+ selective recomputation");
+  r.recompute = train::Recomputation::kFull;
+  rung("+ full recomputation");
+  r.offload = true;
+  rung("+ optimizer state offloaded to host");
+  r.adam_8bit = true;
+  rung("+ 8-bit Adam states");
+  r.tiled_attention = true;
+  rung("+ tiled attention");
+  return rungs;
+}
+//! [real_ladder]
+
+Table real_ladder_table(const std::vector<RealRung>& rungs, bool* all_equal) {
+  Table t({"remedy (cumulative)", "context", "device peak B", "predicted B", "equal",
+           "activations B", "optimizer + master B", "host B", "moved B/step", "final loss",
+           "ms/step"});
+  for (const RealRung& r : rungs) {
+    const std::size_t predicted = r.predicted.device.total();
+    const bool equal = r.measured.device_peak == predicted;
+    *all_equal = *all_equal && equal;
+    const std::size_t moved = (r.measured.moved.to_host + r.measured.moved.to_device) /
+                              static_cast<std::size_t>(r.measured.losses.size());
+    t.add_row({r.name, std::to_string(train::AdditionTask(r.options.digits).model_context()),
+               std::to_string(r.measured.device_peak), std::to_string(predicted),
+               equal ? "yes" : "NO",
+               std::to_string(r.measured.device[MemoryCategory::kActivations]),
+               std::to_string(r.measured.device[MemoryCategory::kOptimizerStates] +
+                              r.measured.device[MemoryCategory::kMasterWeights]),
+               std::to_string(r.measured.host.total()), std::to_string(moved),
+               fixed(r.measured.losses.back(), 4), fixed(1e3 * r.measured.seconds_per_step, 2)});
+  }
+  return t;
+}
+
 // (2) Llama-2 7B at 4k tokens on one GPU: every remedy in the order an engineer tries them.
 std::vector<Rung> ladder() {
   Setup s;
@@ -336,6 +402,71 @@ Table ladder_table(const std::vector<Rung>& rungs, double gpu_gib) {
                gib(b.activations), gib(b.communication), gib(b.overhead), gib(b.total()),
                static_cast<double>(b.total()) <= gpu_gib * (1u << 30) ? "yes" : "no"});
   }
+  return t;
+}
+
+// (2b) Colocated RL on 8 GPUs of 80 GiB: Llama-2 7B trained with ZeRO-3 over 8 (the ladder's
+// last ZeRO rung), rollouts by an engine with the whole BF16 model on every GPU and a paged KV
+// pool (chapter 10's 2·L·H_kv·D·2 bytes per token, 16-token blocks).
+struct RlRun {
+  RlMemorySetup setup;
+  std::int64_t blocks[2] = {0, 0};  // the largest pool: colocated, time-sliced
+  RlPlan plans[2];                  // each with its own largest pool
+  std::string refused;              // colocated with the time-sliced pool
+};
+
+//! [rl_setup]
+RlRun colocated_rl(double gpu_gib) {
+  Setup train;
+  train.shape = preset("llama2-7b");
+  train.seq = 4096;
+  train.micro_batch = 1;
+  train.recompute = Recompute::kFull;
+  train.parallel.dp = 8;
+  train.parallel.stage = zero::Stage::kZero3;
+  train.overhead_bytes = std::uint64_t{1} << 30;
+  const Breakdown b = calculate(train);
+  const ModelShape& m = train.shape;
+  RlRun run;
+  RlMemorySetup& s = run.setup;
+  s.budget = static_cast<std::uint64_t>(gpu_gib * (1u << 30)) - b.overhead;
+  s.training_state = b.parameters + b.gradients + b.optimizer_states();  // 16 B/param / 8
+  s.training_activations = b.activations + b.communication;  // and ZeRO-3's gathered layers
+  s.inference_weights = 2 * static_cast<std::uint64_t>(parameters_of(m).total);
+  s.kv_bytes_per_token =
+      2ull * m.n_layer * m.n_kv_head * (m.d_model / m.n_head) * 2;  // K and V, BF16
+  s.block_size = 16;
+  //! [rl_setup]
+  for (int i = 0; i < 2; ++i) {
+    const RlPlacement p = i == 0 ? RlPlacement::kColocated : RlPlacement::kTimeSliced;
+    run.blocks[i] = max_kv_blocks(s, p);
+    RlMemorySetup with = s;
+    with.kv_blocks = run.blocks[i];
+    run.plans[i] = run_rl_memory(with, p, 2);
+  }
+  RlMemorySetup big = s;
+  big.kv_blocks = run.blocks[1];
+  try {
+    run_rl_memory(big, RlPlacement::kColocated, 2);
+  } catch (const Error& e) {
+    run.refused = e.what();
+  }
+  return run;
+}
+
+Table rl_table(const RlRun& run) {
+  Table t({"placement", "phase", "training state GiB", "training activations GiB",
+           "inference weights GiB", "KV pool GiB", "GPU total GiB", "host GiB"});
+  for (const RlPlan& plan : run.plans)
+    for (const RlPhase& phase : plan.phases) {
+      const auto held = [&](const char* what) {
+        const auto it = phase.device.find(what);
+        return gib(it == phase.device.end() ? 0 : it->second);
+      };
+      t.add_row({rl_placement_name(plan.placement), phase.name, held("training state"),
+                 held("training activations"), held("inference weights"), held("KV pool"),
+                 gib(phase.device_total), gib(phase.host_total)});
+    }
   return t;
 }
 
@@ -395,7 +526,9 @@ int body(int argc, char** argv) {
     std::cout << "tour-config: 09 | memory --tour: the chapter's run (6 one-step trainings of the "
                  "book's model, 6 one-step ZeRO runs on 2 and 4 thread ranks, a recomputed "
                  "backward, tiled vs chapter 4's attention at T = 10, 1024, 2048, two trainers' "
-                 "allocation logs replayed through the caching-allocator simulator, formulas for "
+                 "allocation logs replayed through the caching-allocator simulator, 14 three-step "
+                 "trainings of the OOM ladder on chapter 4's trainer, the colocated-RL ledger, "
+                 "formulas for "
                  "the rest); the same as without "
                  "--tour\n";
 
@@ -451,11 +584,39 @@ int body(int argc, char** argv) {
             << rec.stored << " B -> recomputed (1 block per segment) " << rec.held
             << " B; gradients bit for bit: " << (rec.gradients_equal ? "yes" : "NO") << "\n\n";
 
+  std::cerr << "memory: the OOM ladder on chapter 4's real trainer (7 rungs x 2 contexts) ...\n";
+  bool real_equal = true;
+  std::vector<RealRung> real = real_ladder(3, steps + 2);
+  const std::vector<RealRung> real_long = real_ladder(6, steps + 2);
+  real.insert(real.end(), real_long.begin(), real_long.end());
+  const Table real_t = real_ladder_table(real, &real_equal);
+  std::cout << "## The OOM ladder on the real trainer: chapter 4's Trainer, bf16, remedies "
+               "switched on one after another ("
+            << steps + 2
+            << " steps; ms/step is wall time on a shared machine, not a measurement)\n\n"
+            << real_t.markdown() << "\n";
+
   const std::vector<Rung> rungs = ladder();
   const Table lad = ladder_table(rungs, gpu_gib);
   std::cout << "## The OOM ladder: Llama-2 7B, seq 4096, bf16, one " << gpu_gib
             << " GiB GPU (calculator)\n\n"
             << lad.markdown() << "\n";
+  const RlRun rl = colocated_rl(gpu_gib);
+  const Table rl_t = rl_table(rl);
+  const std::uint64_t per_block = rl.setup.block_size * rl.setup.kv_bytes_per_token;
+  std::cout << "## Colocated RL: Llama-2 7B, ZeRO-3 training over 8 GPUs + a full-model engine, "
+               "one "
+            << gpu_gib << " GiB GPU (budget " << rl.setup.budget << " B after 1 GiB overhead)\n\n"
+            << rl_t.markdown() << "\n";
+  for (int i = 0; i < 2; ++i)
+    std::cout << "rl: " << rl_placement_name(rl.plans[i].placement) << ": largest KV pool "
+              << rl.blocks[i] << " blocks = " << rl.blocks[i] * rl.setup.block_size
+              << " tokens in flight (" << gib(rl.blocks[i] * per_block) << " GiB); GPU peak "
+              << rl.plans[i].device_peak << " B (" << gib(rl.plans[i].device_peak)
+              << " GiB); moved to host and back per cycle " << rl.plans[i].moved_per_cycle
+              << " B; engine weight sync per cycle " << rl.plans[i].sync_per_cycle << " B\n";
+  std::cout << "rl: colocated with the time-sliced pool: " << rl.refused << "\n\n";
+
   const Table sweep = sweep_table();
   std::cout << "## Llama-2 7B by category (GiB): seq sweep (1 GPU, micro-batch 1) and ZeRO stage "
                "(8 GPUs, seq 4096, selective recomputation)\n\n"
@@ -468,6 +629,9 @@ int body(int argc, char** argv) {
   measured.write_json(dir + "/ch09_measured.json");
   zero_measured.write_csv(dir + "/ch09_zero.csv");
   lad.write_csv(dir + "/ch09_ladder.csv");
+  real_t.write_csv(dir + "/ch09_real_ladder.csv");
+  rl_t.write_csv(dir + "/ch09_colocated_rl.csv");
+  real_t.write_json(dir + "/ch09_real_ladder.json");
   lad.write_json(dir + "/ch09_ladder.json");
   sweep.write_csv(dir + "/ch09_sweep.csv");
   sweep.write_json(dir + "/ch09_sweep.json");
@@ -475,9 +639,10 @@ int body(int argc, char** argv) {
   flash_t.write_csv(dir + "/ch09_flash.csv");
   alloc_t.write_csv(dir + "/ch09_allocator.csv");
   allocator_timeline(runs.back()).write_csv(dir + "/ch09_allocator_timeline.csv");
-  std::cout << "wrote " << dir
-            << "/ch09_{measured,ladder,sweep}.{csv,json}, ch09_zero.csv, ch09_flops.csv, "
-               "ch09_flash.csv\n";
+  std::cout
+      << "wrote " << dir
+      << "/ch09_{measured,ladder,real_ladder,sweep}.{csv,json}, ch09_zero.csv, ch09_flops.csv, "
+         "ch09_flash.csv\n";
 
   if (tour) {
     const Breakdown first = calculate(rungs.front().setup), last = calculate(rungs[6].setup);
@@ -503,6 +668,19 @@ int body(int argc, char** argv) {
               << flash.back().naive << " -> " << flash.back().tiled << " B, max |diff| "
               << flash.back().max_diff
               << " | FlashAttention never materialises T x T (Dao 2022), same outputs and grads\n";
+    std::cout << "tour: 09 | chapter 4's Trainer bf16 (context "
+              << train::AdditionTask(real_long.front().options.digits).model_context()
+              << "), remedies switched on cumulatively: baseline -> all six | "
+              << real_long.front().measured.device_peak << " -> "
+              << real_long.back().measured.device_peak
+              << " B device peak, measured = predicted on every rung: "
+              << (real_equal ? "yes" : "NO")
+              << " | each remedy is a switch of the real trainer, its saving exact\n";
+    std::cout << "tour: 09 | colocated RL, Llama-2 7B (ZeRO-3 x8 training + full-model engine), "
+                 "80 GiB GPU: largest KV pool, colocated -> time-sliced | "
+              << rl.blocks[0] * rl.setup.block_size << " -> " << rl.blocks[1] * rl.setup.block_size
+              << " tokens, at " << gib(rl.plans[1].moved_per_cycle)
+              << " GiB moved per cycle | time-slicing gives rollouts the training state's memory\n";
     const AllocatorRun& wide = runs.back();
     std::cout << "tour: 09 | caching allocator replaying the wider trainer's 2 steps: peak "
                  "allocated vs reserved, default -> expandable segments | "

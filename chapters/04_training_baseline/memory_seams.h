@@ -1,0 +1,79 @@
+/// @file
+/// Seams where a memory remedy plugs into the model and the trainer without this chapter knowing
+/// it (chapter 9 implements them): which activations a model keeps (Recomputation), which
+/// attention kernel its blocks call (AttentionKernel), and which optimizer the trainer steps
+/// (TrainerOptimizer). Each default is chapter 4's own behaviour: every activation kept, the
+/// materialising attention of layers.h, AdamW with FP32 moments (adamw_state.h).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+
+#include "chapters/04_training_baseline/optimizer.h"
+#include "chapters/04_training_baseline/parameters.h"
+#include "common/memory.h"
+
+namespace book::train {
+
+/// Which activations a Model's forward pass keeps for its backward pass (Korthikanti et al.,
+/// "Reducing Activation Recomputation in Large Transformer Models", 2022, §4–5).
+enum class Recomputation {
+  /// Every block keeps everything (chapter 4's default).
+  kNone,
+  /// Every block keeps everything but what its attention core saves for the backward (the
+  /// B·h·T·T probabilities of chapter 4's attention): one block's worth is held, written by the
+  /// forward and rewritten from the block's q, k, v just before that block's backward.
+  kSelective,
+  /// Only the residual stream at each block's input is kept (it is kept anyway): one block's
+  /// activations are held, and each block's forward is run again, from its input, just before its
+  /// backward. One extra forward per step.
+  kFull,
+};
+
+/// "none", "selective" or "full".
+const char* recomputation_name(Recomputation recomputation);
+
+/// The causal attention core a block calls between its qkv projection and its output projection,
+/// for whole sequences (qkv [B·T, 3·h·D] in layers.h's layout, out [B·T, h·D]). What the forward
+/// keeps for the backward, `saved`, is the kernel's choice: chapter 4's kernel keeps the
+/// probabilities (B·h·T·T numbers); a tiled kernel keeps one log-sum-exp per row (B·h·T).
+/// Implementations must be deterministic: recomputation relies on a second forward giving the same
+/// numbers.
+template <typename T>
+class AttentionKernel {
+ public:
+  virtual ~AttentionKernel() = default;
+  /// Elements of `saved` for `batch` sequences of `seq_len` positions and `heads` heads.
+  virtual std::size_t saved_elements(int batch, int seq_len, int heads) const = 0;
+  /// Writes out and saved from qkv.
+  virtual void forward(const T* qkv, int batch, int seq_len, int heads, int head_size, T* saved,
+                       T* out) const = 0;
+  /// Writes (overwrites) dqkv from dout and what the forward read and wrote.
+  virtual void backward(const T* dout, const T* qkv, const T* out, const T* saved, int batch,
+                        int seq_len, int heads, int head_size, T* dqkv) const = 0;
+};
+
+/// The optimizer a Trainer steps instead of its own AdamW (TrainOptions::optimizer). It owns its
+/// state and reports it to the tracker it was made with; the trainer then allocates no Adam
+/// moments of its own.
+class TrainerOptimizer {
+ public:
+  virtual ~TrainerOptimizer() = default;
+  /// One update of the FP32 weights `master` (every parameter, in `layout`'s order) with the
+  /// unscaled, clipped gradients `grads` at learning rate `lr`. Weight decay applies where
+  /// the layout says so (as adamw_update does).
+  virtual void update(std::span<float> master, std::span<const float> grads, float lr,
+                      const AdamWConfig& config) = 0;
+  /// The FP32 master weights, when the optimizer holds them itself (e.g. in host memory, as
+  /// ZeRO-Offload does): a mixed-precision trainer then allocates none and updates these. Empty
+  /// (the default): the trainer holds them.
+  virtual std::span<float> master_weights() { return {}; }
+};
+
+/// Makes the optimizer of a run: for the parameters of `layout`, its state reported to `tracker`.
+using TrainerOptimizerFactory = std::function<std::unique_ptr<TrainerOptimizer>(
+    const ParameterLayout& layout, MemoryTracker* tracker)>;
+
+}  // namespace book::train
