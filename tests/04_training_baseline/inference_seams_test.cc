@@ -56,7 +56,8 @@ TEST(BlockForwardRows, OneNewRowWithExternalKeysAndValuesMatchesTheWholeSequence
   const Config config = testing::tiny_config();
   Model<double> model(config, 1);
   testing::randomise(model, 11);
-  const BlockTensors<double>& w = bind(model.layout(), model.params().data()).blocks[1];
+  // Kept by value: a reference into bind()'s temporary would dangle (ASan caught it).
+  const BlockTensors<double> w = bind(model.layout(), model.params().data()).blocks[1];
   const int seq_len = config.context, c = config.d_model, hs = config.head_size();
   Rng rng(12);
   std::vector<double> x(static_cast<std::size_t>(seq_len) * c), y(x.size());
@@ -90,7 +91,8 @@ TEST(BlockForwardRows, RefusesRowsThatDoNotFitAndTrainingWithoutProbabilities) {
   const Config config = testing::tiny_config();
   Model<float> model(config, 1);
   testing::randomise(model, 3);
-  const BlockTensors<float>& w = bind(model.layout(), model.params().data()).blocks[0];
+  // Kept by value: a reference into bind()'s temporary would dangle (ASan caught it).
+  const BlockTensors<float> w = bind(model.layout(), model.params().data()).blocks[0];
   BlockActivations<float> acts(config, {}, 1, 2, nullptr, false);
   BlockWorkspace<float> ws(config, {}, 1, 2);
   std::vector<float> x(3 * config.d_model, 0.5f), y(x.size());
