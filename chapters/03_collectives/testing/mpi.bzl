@@ -26,7 +26,11 @@ def mpi_test(name, srcs, deps = [], ranks = [2], main = _MPI_MAIN, size = "mediu
             size = size,
             srcs = ["//chapters/03_collectives/testing:mpirun.sh"],
             args = [str(np), "$(location :%s)" % binary],
-            data = [":" + binary, "//tools/sanitizers:openmpi_lsan.supp"],
+            data = [
+                ":" + binary,
+                "//tools/sanitizers:openmpi_lsan.supp",
+                "//tools/sanitizers:openmpi_tsan.supp",
+            ],
             tags = tags,
             **kwargs
         )
