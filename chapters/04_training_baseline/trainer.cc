@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <sstream>
 
 #include "chapters/04_training_baseline/checkpoint.h"
 #include "chapters/04_training_baseline/clipping.h"
@@ -19,16 +20,7 @@ TrainOptions with_task_shape(TrainOptions options) {
   options.model.vocab_size = AdditionTask::vocab_size();
   options.model.context = task.model_context();
   options.model.validate();
-  BOOK_CHECK(options.micro_batch >= 1 && options.accumulation >= 1,
-             "TrainOptions: micro_batch and accumulation must be >= 1, got "
-                 << options.micro_batch << " and " << options.accumulation);
-  BOOK_CHECK(options.precision != DType::kF64,
-             "TrainOptions: f64 is not a training precision; use f32, bf16 or f16");
-  BOOK_CHECK(options.clip_norm > 0 && std::isfinite(options.clip_norm),
-             "TrainOptions: clip_norm must be positive and finite, got " << options.clip_norm);
-  validate(options.adamw);
-  learning_rate(1, options.warmup_steps, options.total_steps, options.max_lr,
-                options.min_lr);  // checks
+  check_trainable(options, "TrainOptions");
   return options;
 }
 
@@ -50,6 +42,47 @@ ModelOptions<float> model_options(const TrainOptions& options, MemoryTracker* tr
 }
 
 }  // namespace
+
+void check_trainable(const TrainOptions& options, const char* who) {
+  BOOK_CHECK(options.micro_batch >= 1 && options.accumulation >= 1,
+             who << ": micro_batch and accumulation must be >= 1, got " << options.micro_batch
+                 << " and " << options.accumulation);
+  BOOK_CHECK(options.precision != DType::kF64,
+             who << ": f64 is not a training precision; use f32, bf16 or f16");
+  BOOK_CHECK(options.clip_norm > 0 && std::isfinite(options.clip_norm),
+             who << ": clip_norm must be positive and finite, got " << options.clip_norm);
+  validate(options.adamw);
+  learning_rate(1, options.warmup_steps, options.total_steps, options.max_lr,
+                options.min_lr);  // checks the schedule
+}
+
+StepResult begin_step(const TrainOptions& options, std::int64_t steps_done,
+                      float fp16_loss_scale) {
+  StepResult result;
+  result.step = steps_done + 1;
+  result.lr = learning_rate(result.step, options.warmup_steps, options.total_steps,
+                            options.max_lr, options.min_lr);
+  result.loss_scale = options.precision == DType::kF16 ? fp16_loss_scale : 1.0f;
+  return result;
+}
+
+//! [check_not_diverged]
+void check_not_diverged(const TrainOptions& options, const StepResult& step,
+                        bool gradients_finite) {
+  if (options.precision == DType::kF16) return;  // the loss scaler's rule: skip the step
+  std::ostringstream advice;
+  advice << "the run has diverged. No update was applied; lower max_lr (now " << options.max_lr
+         << ") or clip_norm (now " << options.clip_norm
+         << "), or resume from an earlier checkpoint";
+  BOOK_CHECK(std::isfinite(step.loss), "step " << step.step << ": the training loss is "
+                                               << step.loss << " ("
+                                               << dtype_name(options.precision)
+                                               << "): " << advice.str());
+  BOOK_CHECK(gradients_finite, "step " << step.step << ": the gradients are not all finite ("
+                                       << dtype_name(options.precision) << ", loss "
+                                       << step.loss << "): " << advice.str());
+}
+//! [check_not_diverged]
 
 Rng training_data_stream(const TrainOptions& options) { return Rng(options.seed ^ 0xda7aULL); }
 
@@ -93,12 +126,8 @@ std::int64_t Trainer::tokens_per_step() const {
 }
 
 StepResult Trainer::step() {
-  StepResult result;
-  result.step = step_ + 1;  // counted once the step has gone through (or been skipped)
-  result.lr = learning_rate(result.step, options_.warmup_steps, options_.total_steps,
-                            options_.max_lr, options_.min_lr);
+  StepResult result = begin_step(options_, step_, scaler_.scale());
   const bool fp16 = options_.precision == DType::kF16;
-  result.loss_scale = fp16 ? scaler_.scale() : 1.0f;
 
   {
     const LayerScope scope("zero gradients");
@@ -117,12 +146,7 @@ StepResult Trainer::step() {
   result.loss = static_cast<float>(loss_sum / options_.accumulation);
   // Without a loss scaler (FP32, BF16) a loss that is not finite means the run has diverged:
   // stop here, before the update, rather than train on NaN for the rest of the schedule.
-  BOOK_CHECK(fp16 || std::isfinite(result.loss),
-             "step " << result.step << ": the training loss is " << result.loss << " ("
-                     << dtype_name(options_.precision)
-                     << "): the run has diverged. No update was applied; lower max_lr (now "
-                     << options_.max_lr << ") or clip_norm (now " << options_.clip_norm
-                     << "), or resume from an earlier checkpoint");
+  check_not_diverged(options_, result);
 
   //! [mixed_precision_step]
   std::span<float> grads = model_.grads().span();
@@ -140,12 +164,7 @@ StepResult Trainer::step() {
   }
   const double squares = sum_of_squares(grads);
   result.grad_norm = std::sqrt(squares);
-  BOOK_CHECK(std::isfinite(squares),
-             "step " << result.step << ": the gradient norm is " << result.grad_norm << " ("
-                     << dtype_name(options_.precision) << ", loss " << result.loss
-                     << "): the run has diverged. No update was applied; lower max_lr (now "
-                     << options_.max_lr << ") or clip_norm (now " << options_.clip_norm
-                     << "), or resume from an earlier checkpoint");
+  check_not_diverged(options_, result, std::isfinite(squares));
   scale_gradients(grads, clip_coefficient(squares, options_.clip_norm));
   //! [mixed_precision_step]
 

@@ -62,6 +62,28 @@ struct StepResult {
   float loss_scale = 1;   ///< loss scale used for this step
 };
 
+/// Refuses options no run can train with, by a book::Error that begins with `who`: micro_batch
+/// or accumulation below 1, f64 (not a training precision), a clip norm that is not positive and
+/// finite, AdamW settings validate() refuses, a schedule learning_rate() refuses (a peak rate
+/// above 1, infinite or NaN). Every trainer of the book (chapters 4 to 7) calls it when it is
+/// built, so a setting that can only diverge is refused before the first step.
+void check_trainable(const TrainOptions& options, const char* who);
+
+/// The start of every trainer's step: the step's number (`steps_done` + 1), its learning rate on
+/// the schedule, and its loss scale (`fp16_loss_scale` under FP16, else 1). The trainer counts the
+/// step only once it has gone through (or FP16's scaler skipped it), so a refused step is not
+/// counted.
+StepResult begin_step(const TrainOptions& options, std::int64_t steps_done,
+                      float fp16_loss_scale = 1.0f);
+
+/// Stops a run that has diverged: throws book::Error naming the step, the loss and what to change
+/// if `loss` is not finite or `gradients_finite` is false, in FP32 and BF16. Under FP16 it never
+/// throws: the loss scaler's rule is to skip such a step with a smaller scale. Every trainer
+/// calls it before its update, with values all ranks agree on (the all-reduced loss, the global
+/// finiteness), so every rank stops at the same step and none waits for the others.
+void check_not_diverged(const TrainOptions& options, const StepResult& step,
+                        bool gradients_finite = true);
+
 /// Bytes of every buffer a training step holds, measured from the buffers themselves. The
 /// Trainer's MemoryTracker sees the same buffers by category: parameters (FP32 weights, or the
 /// 16-bit ones), gradients (FP32, or 16-bit), master_weights (mixed precision), optimizer_states
@@ -111,8 +133,8 @@ class Trainer {
   explicit Trainer(const TrainOptions& options, MemoryTracker* tracker = nullptr);
 
   /// One optimizer step over options.accumulation micro-batches. Throws book::Error naming the
-  /// step, before any update, if the loss (FP32 and BF16: FP16's loss scaler has its own rule,
-  /// it skips the step) or the gradient norm is not finite: the run has diverged.
+  /// step, before any update, if the loss or the gradient norm is not finite: the run has
+  /// diverged (check_not_diverged(); under FP16 the loss scaler skips the step instead).
   StepResult step();
   /// Mean loss over `batches` validation batches drawn with their own seed (the training data
   /// stream is untouched).

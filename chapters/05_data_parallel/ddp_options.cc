@@ -14,9 +14,7 @@ DdpOptions resolve(const DdpOptions& options, int world_size) {
   DdpOptions out = options;
   train::TrainOptions& t = out.train;
   BOOK_CHECK(world_size >= 1, "data parallel: the world size must be >= 1, got " << world_size);
-  BOOK_CHECK(t.micro_batch >= 1 && t.accumulation >= 1,
-             "data parallel: micro_batch and accumulation must be >= 1, got "
-                 << t.micro_batch << " and " << t.accumulation);
+  train::check_trainable(t, "data parallel");
   BOOK_CHECK(t.micro_batch % world_size == 0,
              "data parallel: the global micro-batch of "
                  << t.micro_batch << " sequences is not divisible by " << world_size
@@ -26,14 +24,10 @@ DdpOptions resolve(const DdpOptions& options, int world_size) {
   BOOK_CHECK(out.bucket_bytes > 0,
              "bucket size 0 bytes: a bucket must hold at least one element; "
              "PyTorch's default is 25 MiB (bucket_cap_mb=25)");
-  BOOK_CHECK(t.precision != DType::kF64,
-             "data parallel: f64 is not a training precision; use f32, bf16 or f16");
-  BOOK_CHECK(t.clip_norm > 0, "data parallel: clip_norm must be positive, got " << t.clip_norm);
   const train::AdditionTask task(t.digits);
   t.model.vocab_size = train::AdditionTask::vocab_size();
   t.model.context = task.model_context();
   t.model.validate();
-  train::learning_rate(1, t.warmup_steps, t.total_steps, t.max_lr, t.min_lr);  // checks
   return out;
 }
 

@@ -241,11 +241,8 @@ train::StepResult DdpTrainer::step() {
   BOOK_CHECK(!(faults.fail_rank == comm_.rank() && faults.fail_step == step_ + 1),
              "injected failure: rank " << comm_.rank() << " stops at step " << step_ + 1);
   const train::TrainOptions& o = options_.train;
-  train::StepResult result;
-  result.step = ++step_;
-  result.lr = train::learning_rate(step_, o.warmup_steps, o.total_steps, o.max_lr, o.min_lr);
+  train::StepResult result = train::begin_step(o, step_, scaler_.scale());
   const bool fp16 = o.precision == DType::kF16;
-  result.loss_scale = fp16 ? scaler_.scale() : 1.0f;
   const coll::Counters before = gradient_counters();
   Trace* trace = comm_.trace();
   const int track = comm_.trace_track();
@@ -292,6 +289,7 @@ train::StepResult DdpTrainer::step() {
     times_.loss_sync = timer.seconds();
   }
   result.loss = static_cast<float>(loss_sum / (o.accumulation * comm_.size()));
+  train::check_not_diverged(o, result);  // every rank has the same loss: all stop, or none
   const Timer optimizer_timer;
   Trace::Span optimizer_span(trace, track, "compute", "optimizer", "optimizer");
   const coll::Counters after = gradient_counters();
@@ -306,19 +304,20 @@ train::StepResult DdpTrainer::step() {
     train::encode(o.precision, grads, low_grads_);
     train::decode(o.precision, low_grads_, grads);
     train::unscale(grads, result.loss_scale);
-    const bool finite = train::all_finite(grads);
-    apply = fp16 ? scaler_.update(!finite) : finite;
+    if (fp16) apply = scaler_.update(!train::all_finite(grads));
     result.skipped = !apply;
   }
   if (apply) {
     const double squares = train::sum_of_squares(grads);
     result.grad_norm = std::sqrt(squares);
+    train::check_not_diverged(o, result, std::isfinite(squares));
     train::scale_gradients(grads, train::clip_coefficient(squares, o.clip_norm));
     train::adamw_update(model_.layout(), adam_, master(), grads, result.lr, o.adamw);
     if (mixed()) refresh_low_weights();
   }
   times_.optimizer = optimizer_timer.seconds();
   times_.step = step_timer.seconds();
+  step_ = result.step;
   return result;
 }
 //! [ddp_step]

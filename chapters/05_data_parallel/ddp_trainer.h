@@ -74,6 +74,8 @@ class DdpTrainer {
 
   /// One optimizer step over options.train.accumulation global micro-batches. Collective. The
   /// result is the one-device StepResult: loss is the mean over all ranks' sequences.
+  /// @throws book::Error on every rank, naming the step, before any update, if the loss or the
+  /// gradients are not finite (train::check_not_diverged; FP16's scaler skips such a step).
   train::StepResult step();
   /// This rank's times and traffic in the last step().
   const StepTimes& last_times() const { return times_; }

@@ -319,11 +319,8 @@ train::Batch Zero3Trainer::next_batch() {
 train::StepResult Zero3Trainer::step() {
   counts_ = {};
   const train::TrainOptions& o = options_.train;
-  train::StepResult result;
-  result.step = ++step_;
-  result.lr = train::learning_rate(step_, o.warmup_steps, o.total_steps, o.max_lr, o.min_lr);
+  train::StepResult result = train::begin_step(o, step_, scaler_.scale());
   const bool fp16 = o.precision == DType::kF16;
-  result.loss_scale = fp16 ? scaler_.scale() : 1.0f;
   const coll::Counters before = async_->communicator().counters();
 
   std::fill(grad32_.begin(), grad32_.end(), 0.0f);
@@ -335,8 +332,11 @@ train::StepResult Zero3Trainer::step() {
   result.loss = static_cast<float>(loss_sum / (o.accumulation * comm_.size()));
 
   Trace::Span span(comm_.trace(), comm_.trace_track(), "compute", "optimizer", "optimizer");
+  // The loss and the finiteness are all-reduced: every rank stops at the same step, or none.
+  train::check_not_diverged(o, result);
   const bool finite = unscale_and_check(result.loss_scale);
-  const bool apply = fp16 ? scaler_.update(!finite) : finite;
+  train::check_not_diverged(o, result, finite);
+  const bool apply = !fp16 || scaler_.update(!finite);
   result.skipped = !apply;
   if (apply) {  // ZeRO-1/2's sharded step; nothing to all-gather: the next forward gathers
     std::vector<std::span<float>> master, grads;
@@ -351,6 +351,7 @@ train::StepResult Zero3Trainer::step() {
   const coll::Counters after = async_->communicator().counters();
   counts_.bytes_sent = after.bytes_sent - before.bytes_sent;
   counts_.messages_sent = after.messages_sent - before.messages_sent;
+  step_ = result.step;
   return result;
 }
 //! [zero3_step]

@@ -86,6 +86,8 @@ class Zero3Trainer {
   Zero3Trainer& operator=(const Zero3Trainer&) = delete;  ///< Owns a thread.
 
   /// One optimizer step over options.train.accumulation global micro-batches. Collective.
+  /// @throws book::Error on every rank, naming the step, before any update, if the loss or the
+  /// gradients are not finite (train::check_not_diverged; FP16's scaler skips such a step).
   train::StepResult step();
   /// This rank's gather and reduce-scatter traffic in the last step().
   const StepCounts& last_counts() const { return counts_; }
@@ -97,6 +99,10 @@ class Zero3Trainer {
   ModelStateBytes measured_model_state() const;
   /// All Ψ FP32 master weights, all-gathered (for tests; not counted). Collective.
   std::vector<float> master_weights();
+  /// This rank's shards of the FP32 master weights, one span per unit: what its optimizer
+  /// updates, and (in FP32) what the next forward gathers. Writable, for a test that plants a
+  /// fault (a NaN, as a bad update would leave).
+  std::vector<std::span<float>> master_pieces();
   /// Writes a sharded checkpoint into `dir`, as ZeroTrainer::save (the pieces are this run's
   /// units' shards). Collective.
   void save(const std::string& dir);
@@ -109,7 +115,6 @@ class Zero3Trainer {
  private:
   bool mixed() const { return options_.train.precision != DType::kF32; }
   std::span<float> master_piece(std::size_t unit);
-  std::vector<std::span<float>> master_pieces();
   std::size_t slot_of(std::size_t unit) const;
   std::span<float> params_of(std::size_t unit);
   std::span<float> grads_of(std::size_t unit);

@@ -273,11 +273,8 @@ void ZeroTrainer::publish_weights() {
 train::StepResult ZeroTrainer::step() {
   counts_ = {};
   const train::TrainOptions& o = options_.train;
-  train::StepResult result;
-  result.step = ++step_;
-  result.lr = train::learning_rate(step_, o.warmup_steps, o.total_steps, o.max_lr, o.min_lr);
+  train::StepResult result = train::begin_step(o, step_, scaler_.scale());
   const bool fp16 = o.precision == DType::kF16;
-  result.loss_scale = fp16 ? scaler_.scale() : 1.0f;
   const coll::Counters before = gradient_counters();
   Trace* trace = comm_.trace();
   const int track = comm_.trace_track();
@@ -312,8 +309,11 @@ train::StepResult ZeroTrainer::step() {
   result.loss = static_cast<float>(loss_sum / (o.accumulation * comm_.size()));
 
   Trace::Span span(trace, track, "compute", "optimizer", "optimizer");
+  // The loss and the finiteness are all-reduced: every rank stops at the same step, or none.
+  train::check_not_diverged(o, result);
   const bool finite = unscale_and_check(result.loss_scale);
-  const bool apply = fp16 ? scaler_.update(!finite) : finite;
+  train::check_not_diverged(o, result, finite);
+  const bool apply = !fp16 || scaler_.update(!finite);
   result.skipped = !apply;
   if (apply) {
     std::vector<std::span<float>> master, grads;
@@ -330,6 +330,7 @@ train::StepResult ZeroTrainer::step() {
   const coll::Counters after = gradient_counters();
   counts_.bytes_sent = after.bytes_sent - before.bytes_sent;
   counts_.messages_sent = after.messages_sent - before.messages_sent;
+  step_ = result.step;
   return result;
 }
 //! [zero_step]

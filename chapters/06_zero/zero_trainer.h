@@ -103,6 +103,8 @@ class ZeroTrainer {
 
   /// One optimizer step over options.train.accumulation global micro-batches. Collective. The
   /// loss is the mean over all ranks' sequences, as chapter 4's Trainer::step reports it.
+  /// @throws book::Error on every rank, naming the step, before any update, if the loss or the
+  /// gradients are not finite (train::check_not_diverged; FP16's scaler skips such a step).
   train::StepResult step();
   /// This rank's traffic in the last step().
   const StepCounts& last_counts() const { return counts_; }

@@ -30,9 +30,7 @@ train::TrainOptions with_task_shape(train::TrainOptions options) {
   options.model.validate();
   BOOK_CHECK(options.precision == DType::kF32,
              "ParallelTrainer: trains in f32 only, got " << dtype_name(options.precision));
-  BOOK_CHECK(options.micro_batch >= 1 && options.accumulation >= 1,
-             "ParallelTrainer: micro_batch and accumulation must be >= 1, got "
-                 << options.micro_batch << " and " << options.accumulation);
+  train::check_trainable(options, "ParallelTrainer");
   return options;
 }
 
@@ -52,10 +50,7 @@ ParallelTrainer::ParallelTrainer(const train::TrainOptions& options, coll::Commu
 
 //! [parallel_step]
 train::StepResult ParallelTrainer::step() {
-  train::StepResult result;
-  result.step = ++step_;
-  result.lr = train::learning_rate(step_, options_.warmup_steps, options_.total_steps,
-                                   options_.max_lr, options_.min_lr);
+  train::StepResult result = train::begin_step(options_, step_);
   model_.zero_grad();
   double loss_sum = 0;
   for (int micro = 0; micro < options_.accumulation; ++micro) {
@@ -65,14 +60,17 @@ train::StepResult ParallelTrainer::step() {
   }
   model_.finish_gradients();  // sequence parallelism: the token-sharded gradients, summed
   result.loss = static_cast<float>(loss_sum / options_.accumulation);
+  train::check_not_diverged(options_, result);  // the same loss on every rank
   // The global norm: every rank's shards, each replicated tensor once.
   double squares = model_.gradient_sum_of_squares();
   comm_.all_reduce(std::span<double>(&squares, 1));
   result.grad_norm = std::sqrt(squares);
+  train::check_not_diverged(options_, result, std::isfinite(squares));
   std::span<float> grads = model_.grads().span();
   train::scale_gradients(grads, train::clip_coefficient(squares, options_.clip_norm));
   train::adamw_update(model_.layout(), adam_, model_.params().span(), grads, result.lr,
                       options_.adamw);
+  step_ = result.step;
   return result;
 }
 //! [parallel_step]

@@ -32,6 +32,8 @@ class ParallelTrainer {
 
   /// One optimizer step over options.accumulation micro-batches: the same loss, gradient norm
   /// and learning rate on every rank.
+  /// @throws book::Error on every rank, naming the step, before any update, if the loss or the
+  /// gradient norm is not finite (train::check_not_diverged).
   train::StepResult step();
 
   const train::TrainOptions& options() const { return options_; }  ///< with the task's shape

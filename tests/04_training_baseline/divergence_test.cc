@@ -113,6 +113,39 @@ TEST(Divergence, ARunWhoseLossIsNotFiniteStopsNamingTheStep) {
   }
 }
 
+TEST(Divergence, TheSharedChecksNameTheCallerTheStepAndWhatToChange) {
+  // check_trainable and check_not_diverged are what every trainer of chapters 4-7 calls.
+  TrainOptions o = tiny_options();
+  o.adamw.beta1 = 1.0f;
+  expect_error([&] { check_trainable(o, "my trainer"); }, "beta1 must be in [0, 1), got 1");
+  o = tiny_options();
+  o.accumulation = 0;
+  expect_error([&] { check_trainable(o, "my trainer"); },
+               "my trainer: micro_batch and accumulation must be >= 1, got 2 and 0");
+  o = tiny_options();
+  o.max_lr = kInf;
+  expect_error([&] { check_trainable(o, "my trainer"); }, "max_lr <= 1");
+  EXPECT_NO_THROW(check_trainable(tiny_options(), "my trainer"));
+
+  StepResult step = begin_step(tiny_options(), 6, 1024.0f);
+  EXPECT_EQ(step.step, 7);
+  EXPECT_EQ(step.lr, learning_rate(7, 2, 20, tiny_options().max_lr, tiny_options().min_lr));
+  EXPECT_EQ(step.loss_scale, 1.0f) << "FP32 has no loss scale";
+  o = tiny_options();
+  o.precision = DType::kF16;
+  EXPECT_EQ(begin_step(o, 6, 1024.0f).loss_scale, 1024.0f);
+
+  step.loss = 2.5f;
+  EXPECT_NO_THROW(check_not_diverged(tiny_options(), step));
+  expect_error([&] { check_not_diverged(tiny_options(), step, /*gradients_finite=*/false); },
+               {"step 7: the gradients are not all finite (f32, loss 2.5)",
+                "the run has diverged", "lower max_lr"});
+  step.loss = -kInf;
+  expect_error([&] { check_not_diverged(tiny_options(), step); },
+               "step 7: the training loss is -inf (f32)");
+  EXPECT_NO_THROW(check_not_diverged(o, step, false)) << "FP16: the loss scaler's rule";
+}
+
 TEST(Divergence, FP16LeavesANonFiniteLossToItsLossScaler) {
   TrainOptions o = tiny_options();
   o.precision = DType::kF16;

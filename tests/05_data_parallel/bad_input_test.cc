@@ -3,6 +3,9 @@
 // tracks: each check fires before any exercise is called.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "chapters/03_collectives/async.h"
@@ -66,6 +69,54 @@ TEST(BadInput, MismatchedOrImpossibleRunSettings) {
   expect_error([] { parse_rung("bucketed"); }, {"unknown rung 'bucketed'", "per-tensor, flat"});
   EXPECT_EQ(parse_rung("3"), Rung::kBuckets);
   EXPECT_EQ(parse_rung("no-sync"), Rung::kNoSync);
+}
+
+TEST(BadInput, SettingsThatCanOnlyDivergeAreRefusedUpFront) {
+  // Chapter 4's check_trainable: the same refusals as the one-device Trainer.
+  DdpOptions options = tiny_ddp_options(Rung::kFlat);
+  options.train.adamw.beta1 = 1.0f;
+  expect_error([&] { resolve(options, 2); }, "beta1 must be in [0, 1), got 1");
+  options = tiny_ddp_options(Rung::kFlat);
+  options.train.clip_norm = std::numeric_limits<float>::infinity();
+  expect_error([&] { resolve(options, 2); },
+               "data parallel: clip_norm must be positive and finite, got inf");
+  options = tiny_ddp_options(Rung::kFlat);
+  options.train.max_lr = 1e3f;
+  expect_error([&] { resolve(options, 2); }, "max_lr <= 1");
+}
+
+TEST(BadInput, ARunThatDivergesStopsOnEveryRankNamingTheStep) {
+  // One replica's weight turns NaN (as a bad update or a bit flip would leave it). The loss is
+  // all-reduced, so every rank sees NaN and every rank stops at the same step, before any update:
+  // no rank trains on, none waits for a rank that stopped.
+  for (const Rung rung : {Rung::kFlat, Rung::kBuckets}) {
+    SCOPED_TRACE(rung_name(rung));
+    std::vector<std::string> errors(2);
+    std::vector<std::uint64_t> before(2), after(2);
+    std::vector<std::int64_t> steps(2);
+    coll::run_ranks(2, [&](coll::Communicator& comm) {
+      DdpTrainer trainer(comm, tiny_ddp_options(rung));
+      trainer.step();
+      if (comm.rank() == 1)
+        trainer.model().params()[trainer.model().layout().find("lnf_gain").offset] =
+            std::numeric_limits<float>::quiet_NaN();
+      before[comm.rank()] = trainer.parameter_fingerprint();
+      try {
+        trainer.step();
+      } catch (const Error& e) {
+        errors[comm.rank()] = e.what();
+      }
+      after[comm.rank()] = trainer.parameter_fingerprint();
+      steps[comm.rank()] = trainer.steps_done();
+    });
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_NE(errors[r].find("step 2: the training loss is nan (f32)"), std::string::npos)
+          << "rank " << r << ": " << errors[r];
+      EXPECT_NE(errors[r].find("the run has diverged"), std::string::npos) << errors[r];
+      EXPECT_EQ(before[r], after[r]) << "rank " << r << ": the refused step changed the weights";
+      EXPECT_EQ(steps[r], 1) << "rank " << r << ": the refused step must not be counted";
+    }
+  }
 }
 
 TEST(BadInput, SamplerArguments) {

@@ -60,8 +60,10 @@ TEST(Stability, AFailingRankStopsTheOthersWithAClearError) {
       EXPECT_NE(errors[r].find("rank 1 failed"), std::string::npos)
           << rung_name(rung) << ": rank " << r
           << " must say which rank failed, said: " << errors[r];
-      EXPECT_EQ(steps_done[r], 3) << rung_name(rung) << ": rank " << r
-                                  << " stops inside step 3, at its gradient all-reduce";
+      // It stops inside step 3, at its gradient all-reduce: a step that did not go through is
+      // not counted (as chapter 4's Trainer counts), so a restart redoes it.
+      EXPECT_EQ(steps_done[r], 2) << rung_name(rung) << ": rank " << r
+                                  << " stopped inside step 3, which must not be counted";
     }
   }
 }

@@ -4,10 +4,14 @@
 // a broken sharded checkpoint.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "chapters/03_collectives/threads.h"
 #include "chapters/06_zero/zero3_trainer.h"
@@ -104,6 +108,69 @@ TEST(BadInput, BrokenShardedCheckpoints) {
   book::testing::expect_error([&] { load(options); }, {"shard 1 of 2", "is missing"});
   std::filesystem::remove(dir + "/manifest.ckpt");
   book::testing::expect_error([&] { load(options); }, "no manifest.ckpt");
+}
+
+TEST(BadInput, SettingsThatCanOnlyDivergeAreRefusedUpFront) {
+  ZeroOptions o = tiny_zero_options(Stage::kZero3);
+  o.train.adamw.epsilon = std::numeric_limits<float>::quiet_NaN();
+  book::testing::expect_error([&] { resolve(o, 2); },
+                              "epsilon must be positive and finite, got nan");
+}
+
+// Every rank's error after a NaN is planted in rank 1's weights, or "" if its step went through.
+struct DivergedRun {
+  std::vector<std::string> errors = std::vector<std::string>(2);
+  std::vector<std::int64_t> steps = std::vector<std::int64_t>(2);
+};
+
+void expect_stopped_at_step_2(const DivergedRun& run) {
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NE(run.errors[r].find("step 2: the training loss is nan (f32)"), std::string::npos)
+        << "rank " << r << ": " << run.errors[r];
+    EXPECT_NE(run.errors[r].find("the run has diverged"), std::string::npos) << run.errors[r];
+    EXPECT_EQ(run.steps[r], 1) << "rank " << r << ": the refused step must not be counted";
+  }
+}
+
+TEST(BadInput, ARunThatDivergesStopsOnEveryRankNamingTheStep) {
+  // The loss and the gradients' finiteness are all-reduced, so a NaN on one rank stops every
+  // rank at the same step, before any update (it used to skip the step silently, forever).
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  for (const Stage stage : {Stage::kZero1, Stage::kZero2}) {
+    SCOPED_TRACE(stage_name(stage));
+    DivergedRun run;
+    std::vector<std::vector<float>> before(2), after(2);
+    coll::run_ranks(2, [&](coll::Communicator& comm) {
+      ZeroTrainer trainer(comm, tiny_zero_options(stage));
+      trainer.step();
+      if (comm.rank() == 1)
+        trainer.model().params()[trainer.model().layout().find("lnf_gain").offset] = kNaN;
+      before[comm.rank()] = trainer.master_weights();
+      try {
+        trainer.step();
+      } catch (const Error& e) {
+        run.errors[comm.rank()] = e.what();
+      }
+      after[comm.rank()] = trainer.master_weights();
+      run.steps[comm.rank()] = trainer.steps_done();
+    });
+    expect_stopped_at_step_2(run);
+    EXPECT_EQ(std::memcmp(before[0].data(), after[0].data(), before[0].size() * sizeof(float)), 0)
+        << "the refused step changed the master weights";
+  }
+  DivergedRun run;
+  coll::run_ranks(2, [&](coll::Communicator& comm) {
+    Zero3Trainer trainer(comm, tiny_zero_options(Stage::kZero3));
+    trainer.step();
+    if (comm.rank() == 1) trainer.master_pieces().front()[0] = kNaN;  // gathered next forward
+    try {
+      trainer.step();
+    } catch (const Error& e) {
+      run.errors[comm.rank()] = e.what();
+    }
+    run.steps[comm.rank()] = trainer.steps_done();
+  });
+  expect_stopped_at_step_2(run);
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -82,7 +84,47 @@ TEST(ParallelTrainer, RefusesWhatItCannotTrain) {
     none.micro_batch = 0;
     book::testing::expect_error([&] { ParallelTrainer(none, comm, SequenceParallel::kOff); },
                                 "micro_batch and accumulation must be >= 1, got 0 and 2");
+    // Chapter 4's check_trainable: settings that can only diverge, refused before a step.
+    train::TrainOptions bad = small_run();
+    bad.adamw.beta2 = 1.0f;
+    book::testing::expect_error([&] { ParallelTrainer(bad, comm, SequenceParallel::kOff); },
+                                "beta2 must be in [0, 1), got 1");
+    bad = small_run();
+    bad.max_lr = std::numeric_limits<float>::infinity();
+    book::testing::expect_error([&] { ParallelTrainer(bad, comm, SequenceParallel::kOff); },
+                                "max_lr <= 1");
   });
+}
+
+TEST(ParallelTrainer, ARunThatDivergesStopsOnEveryRankNamingTheStep) {
+  // A NaN in one rank's shard reaches the loss every rank computes (the all-reduces carry it), so
+  // every rank stops at the same step, before any update.
+  std::vector<std::string> errors(2);
+  std::vector<std::int64_t> steps(2);
+  coll::run_ranks(2, [&](coll::Communicator& comm) {
+    ParallelTrainer trainer(small_run(), comm, SequenceParallel::kOff);
+    trainer.step();
+    if (comm.rank() == 1)
+      trainer.model().params()[trainer.model().layout().find("lnf_gain").offset] =
+          std::numeric_limits<float>::quiet_NaN();
+    const std::vector<float> before(trainer.model().params().begin(),
+                                    trainer.model().params().end());
+    try {
+      trainer.step();
+    } catch (const Error& e) {
+      errors[comm.rank()] = e.what();
+    }
+    steps[comm.rank()] = trainer.steps_done();
+    EXPECT_EQ(std::memcmp(before.data(), trainer.model().params().data(),
+                          before.size() * sizeof(float)),
+              0)
+        << "rank " << comm.rank() << ": the refused step changed the weights";
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NE(errors[r].find("step 2: the training loss is nan (f32)"), std::string::npos)
+        << "rank " << r << ": " << errors[r];
+    EXPECT_EQ(steps[r], 1) << "rank " << r << ": the refused step must not be counted";
+  }
 }
 
 }  // namespace
