@@ -48,6 +48,13 @@ ShardPlan plan_shards(std::vector<ddp::FlatRange> buckets, int world, int rank, 
 
 ModelStateBytes model_state_bytes(Stage stage, DType precision, std::size_t total,
                                   std::size_t owned) {
+  // 16 bytes per parameter at most: 2^59 parameters keep every sum below 2^64 (2^63).
+  BOOK_CHECK(total <= (std::size_t{1} << 59),
+             "model_state_bytes: " << total << " parameters is above 2^59, whose 16 bytes each "
+                                   << "overflow 64 bits; no machine trains that many");
+  BOOK_CHECK(owned <= total, "model_state_bytes: a rank owns " << owned << " of " << total
+                                                               << " parameters; owned must be <= "
+                                                               << "total");
   const std::uint64_t psi = total;
   const std::uint64_t s = stage == Stage::kDdp ? psi : owned;
   ModelStateBytes b;

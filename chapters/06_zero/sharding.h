@@ -65,7 +65,8 @@ struct ModelStateBytes {
 /// stage (ZeRO-2's gradient saving needs 16-bit gradients a trainer owns apart from the model).
 /// Stage 3 shards everything: 2S_r + 2S_r + 4S_r + 8S_r in mixed precision, 4S_r (the FP32
 /// weights, also the master) + 4S_r + 8S_r in FP32: 16S_r either way, 16Ψ/N on average (its
-/// gather buffers are zero3_communication_bytes, zero3_trainer.h).
+/// gather buffers are zero3_communication_bytes, zero3_trainer.h). Throws book::Error if `total`
+/// is above 2^59 (the bytes would overflow 64 bits) or `owned` above `total`.
 ModelStateBytes model_state_bytes(Stage stage, DType precision, std::size_t total,
                                   std::size_t owned);
 

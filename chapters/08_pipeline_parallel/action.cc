@@ -1,6 +1,8 @@
 // Schedules as data: names, checks, GPipe and the lookup by name.
 #include "chapters/08_pipeline_parallel/action.h"
 
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -34,6 +36,12 @@ void check_shape(const Shape& shape, std::string_view who) {
              who << ": micro-batches must be at least 1, got " << shape.micro_batches);
   BOOK_CHECK(shape.chunks >= 1,
              who << ": chunks per rank must be at least 1, got " << shape.chunks);
+  // Virtual stages are ints (p·v), and so are the indices built from them.
+  const std::int64_t virtual_stages = std::int64_t{shape.stages} * shape.chunks;
+  BOOK_CHECK(virtual_stages <= std::numeric_limits<int>::max(),
+             who << ": stages × chunks = " << shape.stages << " × " << shape.chunks << " = "
+                 << virtual_stages << " virtual stages, above " << std::numeric_limits<int>::max()
+                 << "; use fewer stages or chunks");
 }
 
 void check_schedule(const Schedule& s) {

@@ -48,7 +48,8 @@ struct Shape {
   int virtual_stage(int rank, int chunk) const { return chunk * stages + rank; }
 };
 
-/// Throws book::Error (starting with `who`) unless p ≥ 1, m ≥ 1 and v ≥ 1, naming the value.
+/// Throws book::Error (starting with `who`) unless p ≥ 1, m ≥ 1, v ≥ 1 and p·v fits an int,
+/// naming the value.
 void check_shape(const Shape& shape, std::string_view who);
 
 /// A schedule: per rank, its actions in order.

@@ -2,6 +2,7 @@
 #include "chapters/08_pipeline_parallel/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -43,10 +44,13 @@ double Timeline::bubble_fraction() const {
 
 Timeline simulate(const Schedule& schedule, const Costs& costs) {
   check_schedule(schedule);
-  BOOK_CHECK(costs.forward >= 0 && costs.backward >= 0 && costs.weight >= 0 && costs.comm >= 0,
-             "simulate: costs must be non-negative, got F "
-                 << costs.forward << ", B " << costs.backward << ", W " << costs.weight << ", comm "
-                 << costs.comm);
+  // Finite too: an infinite cost made the makespan infinite and the bubble inf − inf = NaN.
+  const auto usable = [](double cost) { return cost >= 0 && std::isfinite(cost); };
+  BOOK_CHECK(
+      usable(costs.forward) && usable(costs.backward) && usable(costs.weight) && usable(costs.comm),
+      "simulate: costs must be non-negative and finite, got F "
+          << costs.forward << ", B " << costs.backward << ", W " << costs.weight << ", comm "
+          << costs.comm);
   const Shape& shape = schedule.shape;
   const int p = shape.stages;
   auto cost = [&](Op op) {
@@ -101,6 +105,10 @@ Timeline simulate(const Schedule& schedule, const Costs& costs) {
     }
   }
   t.makespan = *std::max_element(free_at.begin(), free_at.end());
+  BOOK_CHECK(std::isfinite(t.makespan),
+             "simulate: the costs F " << costs.forward << ", B " << costs.backward << ", W "
+                                      << costs.weight << ", comm " << costs.comm
+                                      << " add up past the largest double; use smaller units");
   return t;
 }
 

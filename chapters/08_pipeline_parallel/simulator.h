@@ -58,7 +58,8 @@ struct Timeline {
 /// Runs `schedule` with `costs`: each rank runs its actions in order, each as soon as the rank is
 /// free and its dependency (dependency_of) has ended (+ costs.comm across ranks). Throws
 /// book::Error if the schedule is malformed (check_schedule) or deadlocks (naming what each stuck
-/// rank waits for), or a cost is negative.
+/// rank waits for), or a cost is negative, infinite or NaN (or the costs add up past the
+/// largest double).
 Timeline simulate(const Schedule& schedule, const Costs& costs = {});
 
 /// The textbook bubble fraction with F and B costs equal on every stage, (p−1)/(v·m+p−1): GPipe

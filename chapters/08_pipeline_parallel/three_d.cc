@@ -23,10 +23,12 @@ void check_3d(const train::Config& config, const coll::GridDegrees& degrees, int
   BOOK_CHECK(degrees.dp >= 1 && degrees.tp >= 1 && degrees.pp >= 1,
              "check_3d: degrees must be at least 1, got dp = "
                  << degrees.dp << ", tp = " << degrees.tp << ", pp = " << degrees.pp);
-  BOOK_CHECK(degrees.dp * degrees.tp * degrees.pp == world_size,
+  BOOK_CHECK(world_size >= 1, "check_3d: the world must have at least 1 rank, got " << world_size);
+  // In 64 bits: an int product of three degrees near 2^16 wraps (65536² × 1 was 0).
+  const std::int64_t product = std::int64_t{degrees.dp} * degrees.tp * degrees.pp;
+  BOOK_CHECK(product == world_size,
              "check_3d: dp × tp × pp = " << degrees.dp << " × " << degrees.tp << " × " << degrees.pp
-                                         << " = " << degrees.dp * degrees.tp * degrees.pp
-                                         << " is not the " << world_size
+                                         << " = " << product << " is not the " << world_size
                                          << " ranks; choose degrees whose product "
                                          << "is the number of ranks");
   BOOK_CHECK(config.n_head % degrees.tp == 0, "check_3d: tensor-parallel degree "

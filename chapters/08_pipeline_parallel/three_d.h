@@ -23,7 +23,8 @@
 
 namespace book::pp {
 
-/// Refuses, before any rank starts, degrees that do not fit: dp·tp·pp must be `world_size`, tp
+/// Refuses, before any rank starts, degrees that do not fit: `world_size` must be at least 1
+/// and dp·tp·pp (computed in 64 bits) equal to it, tp
 /// must divide the heads, pp must be the schedule's p, and p·v must divide the layers (each stage
 /// the same number of layers). Each message names the numbers that disagree.
 void check_3d(const train::Config& config, const coll::GridDegrees& degrees, int world_size,

@@ -17,6 +17,8 @@
 
 #include <cstdint>
 
+#include "common/check.h"
+
 namespace book::mem {
 
 /// What the backward pass recomputes instead of keeping.
@@ -36,6 +38,22 @@ struct LayerActivationInputs {
   bool sequence_parallel = false;          ///< shard the LayerNorm/dropout regions over t as well
   Recompute recompute = Recompute::kNone;  ///< what backward recomputes
 };
+
+/// Throws book::Error (naming activation_bytes_per_layer and the values) if the table's largest
+/// row, sbh·34 + 5as²b bytes, is above 2^60 (1 EiB): its 64-bit products would wrap (s = 2^24,
+/// b = h = 2^20 gave sbh = 2^64 = 0). Values that are not positive pass, for the body to refuse.
+/// Both tracks' activation_bytes_per_layer call it first.
+inline void check_activation_size(const LayerActivationInputs& in) {
+  if (in.seq < 1 || in.micro_batch < 1 || in.hidden < 1 || in.heads < 1) return;
+  // In long double: exact enough to compare with 2^60, and it cannot wrap.
+  const long double sb = static_cast<long double>(in.seq) * in.micro_batch;
+  const long double largest = sb * in.hidden * 34 + 5.0L * in.heads * in.seq * sb;
+  BOOK_CHECK(largest <= 0x1p60L, "activation_bytes_per_layer: s="
+                                     << in.seq << " b=" << in.micro_batch << " h=" << in.hidden
+                                     << " a=" << in.heads << " would keep about " << largest
+                                     << " bytes per layer, above 2^60; use a shorter "
+                                        "sequence or a smaller micro-batch");
+}
 
 /// Exercise mem.activation_bytes: the bytes one layer keeps for its backward pass on one
 /// tensor-parallel rank, by the table above, in integer arithmetic (each row's terms summed

@@ -7,10 +7,13 @@
 namespace book::mem {
 
 MemorySnapshot predict_trainer_memory(const train::TrainOptions& options) {
+  // What the Trainer refuses is refused here too: a micro-batch of -1 priced exabytes.
+  train::check_trainable(options, "predict_trainer_memory");
   train::Config c = options.model;
   const train::AdditionTask task(options.digits);
   c.vocab_size = train::AdditionTask::vocab_size();
   c.context = task.model_context();
+  c.validate();
   const std::uint64_t psi = static_cast<std::uint64_t>(c.parameter_count());
   const zero::ModelStateBytes states =
       dp_model_states(psi, 1, zero::Stage::kDdp, options.precision);

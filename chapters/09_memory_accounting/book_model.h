@@ -18,7 +18,8 @@ namespace book::mem {
 ///   (token ids and targets as ints): 4·(2(L+1)C + L(3C + 4 + 4C + 2·4C + a·T) + C + 2 + 2V) + 8;
 /// - other: the backward workspace (per row 3C + 2·4C + C + 3C, plus the head's V + C), and in
 ///   mixed precision the CPU's FP32 copies of the 16-bit weights and gradients (8Ψ).
-/// Communication is 0: one device.
+/// Communication is 0: one device. Throws book::Error for options the Trainer refuses
+/// (train::check_trainable: a micro-batch below 1, settings that can only diverge).
 MemorySnapshot predict_trainer_memory(const train::TrainOptions& options);
 
 /// Builds chapter 4's Trainer with `options` on a fresh tracker, runs `steps` optimizer steps

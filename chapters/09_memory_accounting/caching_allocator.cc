@@ -80,6 +80,11 @@ std::size_t CachingAllocator::grow(bool small, std::size_t size, int stream) {
                          !std::prev(s.blocks.end())->second.pending;
   const std::size_t have = last_free ? std::prev(s.blocks.end())->second.size : 0;
   const std::size_t pages = round_up(size - have, kRoundLarge);
+  // Offsets past 2^40 would spill into the segment bits of an address.
+  BOOK_CHECK(s.size + pages <= kMaxSegmentBytes,
+             "CachingAllocator: the expandable segment would grow to "
+                 << s.size + pages << " bytes, above the simulated 2^40 (1 TiB); free tensors, "
+                 << "or set a device_limit");
   if (last_free)
     std::prev(s.blocks.end())->second.size += pages;
   else
@@ -135,6 +140,10 @@ std::uint64_t CachingAllocator::malloc(std::size_t bytes, int stream) {
   BOOK_CHECK(bytes > 0,
              "CachingAllocator::malloc: 0 bytes requested (a zero-size tensor needs no "
              "block; skip it)");
+  // Refused before rounding: near 2^64 the rounding wraps to 0 and the search never ends.
+  BOOK_CHECK(bytes <= kMaxSegmentBytes,
+             "CachingAllocator::malloc: " << bytes << " bytes requested, above the simulated "
+                                          << "device's 2^40 (1 TiB) per request; ask for less");
   BOOK_CHECK(stream >= 0, "CachingAllocator::malloc: stream " << stream << " (streams are >= 0)");
   const std::size_t size = round_up(bytes, kMinBlockSize);
   const bool small = size <= kSmallSize;

@@ -41,6 +41,9 @@ inline constexpr std::size_t kSmallBuffer = 2 << 20;     ///< small-pool segment
 inline constexpr std::size_t kLargeBuffer = 20 << 20;    ///< segment for requests < 10 MiB
 inline constexpr std::size_t kMinLargeAlloc = 10 << 20;  ///< at or above: own rounded segment
 inline constexpr std::size_t kRoundLarge = 2 << 20;      ///< large segments' (and pages') unit
+/// The simulator's own limit, not PyTorch's: a segment's offsets take 40 bits of an address, so
+/// one request (and one expandable segment) is at most 1 TiB, more than any device holds.
+inline constexpr std::size_t kMaxSegmentBytes = std::size_t{1} << 40;
 
 /// The allocator's variant.
 struct AllocatorOptions {
@@ -67,7 +70,8 @@ class CachingAllocator {
   /// An empty allocator: nothing reserved.
   explicit CachingAllocator(AllocatorOptions options = {});
 
-  /// Hands out a block of at least `bytes` (> 0; book::Error otherwise) for `stream` (>= 0) and
+  /// Hands out a block of at least `bytes` (in [1, kMaxSegmentBytes]; book::Error otherwise) for
+  /// `stream` (>= 0) and
   /// returns its address. book::Error "out of memory" when the device limit refuses it even after
   /// the cache was released.
   std::uint64_t malloc(std::size_t bytes, int stream = 0);

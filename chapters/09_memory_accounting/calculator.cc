@@ -68,6 +68,12 @@ void validate(const Setup& s) {
              "--seq " << s.seq << " x --micro-batch " << s.micro_batch
                       << ": the activations would exceed 2^58 bytes; use a shorter sequence or a "
                          "smaller micro-batch");
+  // Not flags (overhead is --overhead-gib, at most 1024): bounded so that total() cannot wrap.
+  BOOK_CHECK(s.bucket_bytes <= (std::uint64_t{1} << 40),
+             "Setup: bucket_bytes must be at most 2^40 (1 TiB), got "
+                 << s.bucket_bytes << " (PyTorch's default is 25 MiB)");
+  BOOK_CHECK(s.overhead_bytes <= limit, "Setup: overhead_bytes must be at most 2^58, got "
+                                            << s.overhead_bytes << " (--overhead-gib is in GiB)");
   BOOK_CHECK(s.precision != DType::kF64,
              "--precision f64 is not a training precision; use bf16, f16 or f32");
 }
@@ -109,8 +115,11 @@ Breakdown calculate(const Setup& s) {
   const std::uint64_t wire = dtype_size(s.precision);
   if (p.dp > 1) b.communication += 2 * (s.bucket_bytes / 4) * wire;
   if (p.dp > 1 && p.stage == zero::Stage::kZero3) {
+    // A tensor-parallel rank gathers its own slice of a layer, as rank_parameters splits it:
+    // ⌈matrices/tp⌉ and the norms (replicated), not the whole layer.
     const ParameterBreakdown pb = parameters_of(m);
-    b.communication += 2 * static_cast<std::uint64_t>(pb.layer_matrices + pb.layer_norms) * wire;
+    const std::int64_t gathered = (pb.layer_matrices + p.tp - 1) / p.tp + pb.layer_norms;
+    b.communication += 2 * static_cast<std::uint64_t>(gathered) * wire;
   }
   if (p.pp > 1) b.communication += 2 * (p.sequence_parallel ? sbh / p.tp : sbh) * 2;
   b.overhead = s.overhead_bytes;

@@ -68,7 +68,7 @@ struct Breakdown {
 /// Throws book::Error naming the flag for a setup that cannot run: a shape validate() refuses,
 /// --tp not dividing --heads, --kv-heads or --d-model, --pp not dividing --layers, a degree,
 /// --seq or --micro-batch outside [1, 2^20] (--seq 2^24), --sequence-parallel without --tp > 1,
-/// an f64 precision.
+/// an f64 precision, a bucket_bytes above 2^40 or an overhead_bytes above 2^58.
 void validate(const Setup& setup);
 
 /// The bytes of the rank that needs the most. Activations: activation_bytes_per_layer × the
@@ -76,8 +76,10 @@ void validate(const Setup& setup);
 /// (Korthikanti §4.3) the embedding's dropout mask sbhp/t and, when one stage holds the head, the
 /// output layer's 4sbh(1 + v/h)/t. Communication: with dp > 1, two gradient buckets in the
 /// training precision (one being reduced, one being filled); ZeRO-3 adds two gathered layers
-/// (this one and the prefetched next); pp > 1 adds a send and a receive buffer of one
-/// micro-batch's boundary activations (sbh 16-bit values each, /t with sequence parallelism).
+/// (this one and the prefetched next), each the rank's tensor-parallel share of it
+/// (⌈matrices/tp⌉ + norms, as rank_parameters counts it); pp > 1 adds a send and a receive buffer
+/// of one micro-batch's boundary activations (sbh 16-bit values each, /t with sequence
+/// parallelism).
 Breakdown calculate(const Setup& setup);
 
 /// The breakdown as one JSON object of bytes: parameters, gradients, optimizer_states (master +

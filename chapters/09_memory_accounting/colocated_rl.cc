@@ -2,6 +2,7 @@
 // colocated_rl.h.
 #include "chapters/09_memory_accounting/colocated_rl.h"
 
+#include <algorithm>
 #include <limits>
 #include <sstream>
 
@@ -60,6 +61,18 @@ std::uint64_t add(std::uint64_t a, std::uint64_t b, const char* what) {
 
 }  // namespace
 
+std::uint64_t smallest_budget(const RlMemorySetup& setup, RlPlacement placement) {
+  RlMemorySetup s = setup;
+  s.kv_blocks = 1;
+  s.budget = 1;  // validate() wants one; the budget is what is computed here
+  s.validate();
+  // One block beside what the pool shares the GPU with; time-sliced, the training phase too.
+  const std::uint64_t block = static_cast<std::uint64_t>(s.block_size) * s.kv_bytes_per_token;
+  if (placement == RlPlacement::kColocated)
+    return s.training_state + s.training_activations + s.inference_weights + block;
+  return std::max(s.inference_weights + block, s.training_state + s.training_activations);
+}
+
 const char* rl_placement_name(RlPlacement placement) {
   return placement == RlPlacement::kColocated ? "colocated" : "time-sliced";
 }
@@ -79,6 +92,11 @@ void RlMemorySetup::validate() const {
                  most / static_cast<std::uint64_t>(block_size) / kv_bytes_per_token,
              "RlMemorySetup: the KV pool (" << kv_blocks << " blocks of " << block_size
                                             << " tokens) overflows 64 bits; the sizes are absurd");
+  // Time-sliced moves the state off and back each cycle: 2·training_state must not wrap.
+  BOOK_CHECK(training_state <= most / 2, "RlMemorySetup: training_state "
+                                             << training_state
+                                             << " B is above 2^63 B; moving it off and back "
+                                                "overflows 64 bits; the sizes are absurd");
   add(add(add(training_state, training_activations, "the training state"), inference_weights,
           "the inference weights"),
       kv_pool(), "the KV pool");
@@ -136,7 +154,14 @@ std::int64_t max_kv_blocks(const RlMemorySetup& setup, RlPlacement placement) {
                                    : s.inference_weights;
   const std::uint64_t per_block = static_cast<std::uint64_t>(s.block_size) * s.kv_bytes_per_token;
   if (beside >= s.budget) return 0;
-  std::int64_t blocks = static_cast<std::int64_t>((s.budget - beside) / per_block);
+  const std::uint64_t fit = (s.budget - beside) / per_block;
+  // A count is an int64: more blocks than that (a 1-byte block in a 2^64-byte budget) is refused,
+  // not cast to a negative number.
+  BOOK_CHECK(fit <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()),
+             "max_kv_blocks: the budget " << s.budget << " B holds " << fit << " KV blocks of "
+                                          << per_block
+                                          << " B, above 2^63 - 1; the sizes are absurd");
+  const auto blocks = static_cast<std::int64_t>(fit);
   // Time-sliced: the training phase must fit too, or no pool helps.
   if (placement == RlPlacement::kTimeSliced && s.training_state + s.training_activations > s.budget)
     return 0;

@@ -35,7 +35,8 @@ struct RlMemorySetup {
   /// kv_blocks · block_size · kv_bytes_per_token.
   std::uint64_t kv_pool() const;
   /// Throws book::Error naming the first field that is not usable (a zero budget, a block size
-  /// or a block count below 1, a zero per-token size, sums that overflow 64 bits).
+  /// or a block count below 1, a zero per-token size, sums that overflow 64 bits, a training state
+  /// above 2^63 bytes, whose move off and back would).
   void validate() const;
 };
 
@@ -72,8 +73,12 @@ struct RlPlan {
 RlPlan run_rl_memory(const RlMemorySetup& setup, RlPlacement placement, int cycles = 2);
 
 /// The most KV blocks `setup` can give its engine under `placement` (setup.kv_blocks ignored):
-/// one more would not fit the budget. 0 when not even the rest fits; never throws for the
-/// budget.
+/// one more would not fit the budget. 0 when not even the rest fits. Throws book::Error for a
+/// setup validate() refuses, and when the count is above 2^63 − 1 (absurd sizes).
 std::int64_t max_kv_blocks(const RlMemorySetup& setup, RlPlacement placement);
+
+/// The smallest budget (setup.budget and kv_blocks ignored) at which max_kv_blocks(setup,
+/// placement) is at least 1: what a GPU must hold for one KV block beside the rest.
+std::uint64_t smallest_budget(const RlMemorySetup& setup, RlPlacement placement);
 
 }  // namespace book::mem

@@ -415,8 +415,10 @@ struct RlRun {
   std::string refused;              // colocated with the time-sliced pool
 };
 
+constexpr std::uint64_t kRlOverhead = std::uint64_t{1} << 30;  // CUDA context, workspaces
+
 //! [rl_setup]
-RlRun colocated_rl(double gpu_gib) {
+RlMemorySetup rl_setup(double gpu_gib) {
   Setup train;
   train.shape = preset("llama2-7b");
   train.seq = 4096;
@@ -424,12 +426,12 @@ RlRun colocated_rl(double gpu_gib) {
   train.recompute = Recompute::kFull;
   train.parallel.dp = 8;
   train.parallel.stage = zero::Stage::kZero3;
-  train.overhead_bytes = std::uint64_t{1} << 30;
+  train.overhead_bytes = kRlOverhead;
   const Breakdown b = calculate(train);
   const ModelShape& m = train.shape;
-  RlRun run;
-  RlMemorySetup& s = run.setup;
-  s.budget = static_cast<std::uint64_t>(gpu_gib * (1u << 30)) - b.overhead;
+  RlMemorySetup s;
+  const std::uint64_t gpu = static_cast<std::uint64_t>(gpu_gib * (1u << 30));
+  s.budget = gpu > b.overhead ? gpu - b.overhead : 0;
   s.training_state = b.parameters + b.gradients + b.optimizer_states();  // 16 B/param / 8
   s.training_activations = b.activations + b.communication;  // and ZeRO-3's gathered layers
   s.inference_weights = 2 * static_cast<std::uint64_t>(parameters_of(m).total);
@@ -437,6 +439,26 @@ RlRun colocated_rl(double gpu_gib) {
       2ull * m.n_layer * m.n_kv_head * (m.d_model / m.n_head) * 2;  // K and V, BF16
   s.block_size = 16;
   //! [rl_setup]
+  return s;
+}
+
+// Refuses, before minutes of measuring, a --gpu-gib too small for the colocated placement's one
+// KV block (its ledger would fail at the end, not naming the flag).
+void check_gpu_holds_rl(double gpu_gib) {
+  const RlMemorySetup s = rl_setup(gpu_gib);
+  const std::uint64_t smallest = smallest_budget(s, RlPlacement::kColocated);
+  const std::uint64_t gib = std::uint64_t{1} << 30;
+  BOOK_CHECK(s.budget >= smallest,
+             "--gpu-gib " << gpu_gib << " is too small for the colocated RL table: Llama-2 7B's "
+                          << "ZeRO-3 training state, its activations and the engine's weights "
+                          << "leave no room for one KV block; use --gpu-gib "
+                          << (smallest + kRlOverhead + gib - 1) / gib << " or more");
+}
+
+RlRun colocated_rl(double gpu_gib) {
+  RlRun run;
+  run.setup = rl_setup(gpu_gib);
+  const RlMemorySetup& s = run.setup;
   for (int i = 0; i < 2; ++i) {
     const RlPlacement p = i == 0 ? RlPlacement::kColocated : RlPlacement::kTimeSliced;
     run.blocks[i] = max_kv_blocks(s, p);
@@ -521,6 +543,7 @@ int body(int argc, char** argv) {
   flags.add("gpu-gib", &gpu_gib, "the GPU's memory for the ladder's 'fits' column").range(1, 4096);
   flags.add("steps", &steps, "training steps per measured configuration").range(1, 100);
   flags.parse(argc, argv);
+  check_gpu_holds_rl(gpu_gib);
   print_machine_load();
   if (tour)
     std::cout << "tour-config: 09 | memory --tour: the chapter's run (6 one-step trainings of the "

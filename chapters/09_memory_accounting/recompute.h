@@ -10,6 +10,7 @@
 
 #include "chapters/04_training_baseline/block.h"
 #include "chapters/04_training_baseline/model.h"
+#include "common/check.h"
 #include "common/memory.h"
 
 namespace book::mem {
@@ -28,6 +29,21 @@ struct RecomputeBuffers {
   train::BlockWorkspace<float> workspace;    ///< the blocks' scratch
   int segment = 0;                           ///< blocks per segment
 };
+
+/// Throws book::Error (naming recompute_segment_backward, the blocks and the model's) unless
+/// 0 ≤ first ≤ last ≤ the blocks of `params` and of `grads`. Both tracks'
+/// recompute_segment_backward call it first, so a segment past the model's last block is
+/// refused, never read past the end.
+inline void check_segment_in_model(const train::ModelTensors<float>& params,
+                                   const train::ModelTensors<float>& grads, int first, int last) {
+  BOOK_CHECK(first >= 0 && first <= last &&
+                 static_cast<std::size_t>(last) <= params.blocks.size() &&
+                 params.blocks.size() == grads.blocks.size(),
+             "recompute_segment_backward: blocks ["
+                 << first << ", " << last << ") of a model of " << params.blocks.size()
+                 << " blocks (" << grads.blocks.size() << " gradient blocks); pass a segment "
+                 << "inside [0, n_layer)");
+}
 
 /// Exercise mem.recompute_segment: the backward of blocks [first, last) (at most
 /// buffers.segment of them) from `x`, the segment's input (its checkpoint): re-run block_forward

@@ -19,6 +19,12 @@ std::size_t adam_8bit_bytes(std::size_t parameters, std::int64_t block) {
   return 2 * parameters + 2 * blocks * sizeof(float);
 }
 
+// `block`, checked first: Adam8bitOptimizer's initialiser list divides by it.
+std::int64_t checked_block(std::int64_t block, const char* who) {
+  BOOK_CHECK(block >= 1, who << ": block must be >= 1, got " << block << " (try 2048)");
+  return block;
+}
+
 void check_remedies(const Remedies& r) {
   BOOK_CHECK(!r.tiled_attention || r.tile >= 1,
              "Remedies: tile must be >= 1, got " << r.tile << " (try 16)");
@@ -60,8 +66,9 @@ template class TiledAttention<double>;
 
 Adam8bitOptimizer::Adam8bitOptimizer(const train::ParameterLayout& layout, std::int64_t block,
                                      MemoryTracker* tracker)
-    : layout_(&layout), state_(layout.total(), block), tracker_(tracker) {
-  BOOK_CHECK(block >= 1, "Adam8bitOptimizer: block must be >= 1, got " << block << " (try 2048)");
+    : layout_(&layout),
+      state_(layout.total(), checked_block(block, "Adam8bitOptimizer")),
+      tracker_(tracker) {
   // The codes and scales live in std::vectors: report their bytes as the GPU tensors they stand
   // for, and release them when the optimizer goes.
   if (tracker_ != nullptr) tracker_->allocate(MemoryCategory::kOptimizerStates, state_.bytes());
@@ -89,6 +96,7 @@ void Adam8bitOptimizer::update(std::span<float> master, std::span<const float> g
 OffloadOptimizer::OffloadOptimizer(const train::ParameterLayout& layout, BudgetedArena& host,
                                    bool mixed, bool eight_bit, std::int64_t block)
     : layout_(&layout), host_(&host), mixed_(mixed) {
+  if (eight_bit) checked_block(block, "OffloadOptimizer");  // before anything is allocated
   const std::size_t n = layout.total();
   if (mixed) master_ = host.allocate<float>(n, MemoryCategory::kMasterWeights);
   if (eight_bit)
@@ -117,6 +125,7 @@ void OffloadOptimizer::update(std::span<float> master, std::span<const float> gr
 //! [offload_optimizer]
 
 RemedyPrediction predict_remedies(const train::TrainOptions& options, const Remedies& r) {
+  train::check_trainable(options, "predict_remedies");  // what the Trainer would refuse
   check_remedies(r);
   RemedyPrediction p;
   p.device = predict_trainer_memory(options);  // the plain trainer, then each remedy's change

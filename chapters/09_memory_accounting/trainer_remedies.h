@@ -62,7 +62,8 @@ struct RemedyPrediction {
   MemorySnapshot device;  ///< peak per category on the trainer's tracker
   MemorySnapshot host;    ///< held on the host arena (all zero without offload)
 };
-/// Throws book::Error for remedies that cannot run (tile < 1, a block < 1).
+/// Throws book::Error for remedies that cannot run (tile < 1, a block < 1) and for options the
+/// Trainer refuses (train::check_trainable).
 RemedyPrediction predict_remedies(const train::TrainOptions& options, const Remedies& remedies);
 
 /// What a run with remedies measured.
@@ -87,7 +88,8 @@ RemedyMeasurement measure_remedies(const train::TrainOptions& options, const Rem
 /// decay as chapter 4's adamw_update.
 class Adam8bitOptimizer final : public train::TrainerOptimizer {
  public:
-  /// Zero moments for `layout`'s parameters in blocks of `block` elements.
+  /// Zero moments for `layout`'s parameters in blocks of `block` elements (>= 1, else
+  /// book::Error naming the value).
   Adam8bitOptimizer(const train::ParameterLayout& layout, std::int64_t block,
                     MemoryTracker* tracker);
   ~Adam8bitOptimizer() override;
@@ -110,7 +112,8 @@ class Adam8bitOptimizer final : public train::TrainerOptimizer {
 /// (the trainer encodes them from these master weights after the update).
 class OffloadOptimizer final : public train::TrainerOptimizer {
  public:
-  /// State for `layout`'s parameters on `host`; book::Error when the host arena is too small.
+  /// State for `layout`'s parameters on `host`; book::Error when the host arena is too small, or
+  /// for eight_bit with a block < 1.
   OffloadOptimizer(const train::ParameterLayout& layout, BudgetedArena& host, bool mixed,
                    bool eight_bit, std::int64_t block);
   ~OffloadOptimizer() override;

@@ -12,6 +12,7 @@
 namespace book::mem {
 
 std::uint64_t activation_bytes_per_layer(const LayerActivationInputs& in) {
+  check_activation_size(in);  // given: refuses sizes whose bytes overflow
   (void)in;
   BOOK_NOT_IMPLEMENTED("mem.activation_bytes",
                        "exercises/09_memory_accounting/activation_memory.cc",

@@ -15,6 +15,7 @@ namespace book::mem {
 
 void adam8bit_step(std::span<float> params, std::span<const float> grads, Adam8bitState& state,
                    float lr, const train::AdamWConfig& config) {
+  state.check_consistent("adam8bit_step");  // given: the state's codes and scales fit
   (void)params, (void)grads, (void)state, (void)lr, (void)config;
   BOOK_NOT_IMPLEMENTED("mem.adam_8bit_step", "exercises/09_memory_accounting/adam_8bit.cc",
                        "chapters/09_memory_accounting/README.md, section 8-bit Adam");

@@ -18,6 +18,7 @@ void recompute_segment_backward(const train::Config& config,
                                 const train::ModelTensors<float>& grads, int first, int last,
                                 int batch, int seq_len, const float* x, const float* dy, float* dx,
                                 RecomputeBuffers& buffers) {
+  check_segment_in_model(params, grads, first, last);  // given: the segment is in the model
   (void)config, (void)params, (void)grads, (void)first, (void)last, (void)batch, (void)seq_len;
   (void)x, (void)dy, (void)dx, (void)buffers;
   BOOK_NOT_IMPLEMENTED("mem.recompute_segment", "exercises/09_memory_accounting/recompute.cc",

@@ -8,6 +8,7 @@ namespace book::mem {
 
 //! [activation_bytes]
 std::uint64_t activation_bytes_per_layer(const LayerActivationInputs& in) {
+  check_activation_size(in);  // given: refuses sizes whose bytes overflow
   BOOK_CHECK(in.seq >= 1 && in.micro_batch >= 1 && in.hidden >= 1 && in.heads >= 1 &&
                  in.tensor_parallel >= 1,
              "activation_bytes_per_layer: s, b, h, a and t must be positive, got s="

@@ -11,6 +11,7 @@ namespace book::mem {
 //! [adam_8bit_step]
 void adam8bit_step(std::span<float> params, std::span<const float> grads, Adam8bitState& state,
                    float lr, const train::AdamWConfig& config) {
+  state.check_consistent("adam8bit_step");
   BOOK_CHECK(params.size() == grads.size() && params.size() == state.m.size() &&
                  params.size() == state.v.size() && state.block >= 1,
              "adam8bit_step: " << params.size() << " parameters, " << grads.size()

@@ -11,6 +11,7 @@ void recompute_segment_backward(const train::Config& config,
                                 const train::ModelTensors<float>& grads, int first, int last,
                                 int batch, int seq_len, const float* x, const float* dy, float* dx,
                                 RecomputeBuffers& buffers) {
+  check_segment_in_model(params, grads, first, last);  // given: the segment is in the model
   const int k = last - first;
   BOOK_CHECK(first >= 0 && k >= 1 && k <= buffers.segment,
              "recompute_segment_backward: blocks [" << first << ", " << last << ") are not a "

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "chapters/03_collectives/threads.h"
+#include "chapters/06_zero/sharding.h"
 #include "chapters/06_zero/zero3_trainer.h"
 #include "chapters/06_zero/zero_trainer.h"
 #include "common/testing/expect_error.h"
@@ -69,8 +70,9 @@ TEST(BadInput, RanksWithDifferentOptions) {
 // Each trainer runs its own stages, and says which trainer runs the other.
 TEST(BadInput, StageForTheWrongTrainer) {
   coll::run_ranks(1, [](coll::Communicator& comm) {
-    book::testing::expect_error([&] { ZeroTrainer trainer(comm, tiny_zero_options(Stage::kZero3)); },
-                                {"ZeroTrainer runs stages 0, 1 and 2", "Zero3Trainer"});
+    book::testing::expect_error(
+        [&] { ZeroTrainer trainer(comm, tiny_zero_options(Stage::kZero3)); },
+        {"ZeroTrainer runs stages 0, 1 and 2", "Zero3Trainer"});
     book::testing::expect_error(
         [&] { Zero3Trainer trainer(comm, tiny_zero_options(Stage::kZero1)); },
         {"Zero3Trainer runs stage 3 only", "got stage 1"});
@@ -108,6 +110,18 @@ TEST(BadInput, BrokenShardedCheckpoints) {
   book::testing::expect_error([&] { load(options); }, {"shard 1 of 2", "is missing"});
   std::filesystem::remove(dir + "/manifest.ckpt");
   book::testing::expect_error([&] { load(options); }, "no manifest.ckpt");
+}
+
+TEST(BadInput, ParameterCountsWhoseBytesWrapAreRefused) {
+  // Issue 19: 8 bytes of Adam state × 2^61 parameters = 2^64 read 0, and total() wrapped.
+  book::testing::expect_error(
+      [] { model_state_bytes(Stage::kDdp, DType::kBF16, std::size_t{1} << 61, 1); },
+      {"model_state_bytes: 2305843009213693952 parameters is above 2^59", "overflow 64 bits"});
+  book::testing::expect_error([] { model_state_bytes(Stage::kZero1, DType::kBF16, 10, 11); },
+                              "a rank owns 11 of 10 parameters");
+  // 2^59 is the largest priced: 16 · 2^59 = 2^63 bytes, exactly.
+  EXPECT_EQ(model_state_bytes(Stage::kDdp, DType::kBF16, std::size_t{1} << 59, 1).total(),
+            std::uint64_t{1} << 63);
 }
 
 TEST(BadInput, SettingsThatCanOnlyDivergeAreRefusedUpFront) {

@@ -119,6 +119,40 @@ TEST(Calculator, CommunicationBuffers) {
                            b.communication + b.overhead);
 }
 
+TEST(Calculator, ZeroThreeGathersOnlyTheTensorParallelShareOfALayer) {
+  // Issue 19: with --tp 8 the two gathered layers were priced whole, 8x too much. Llama-2 7B
+  // (h = 4096, 32 heads = 32 key/value heads, d_ff = 11008): a layer's matrices are
+  // 2·4096² + 2·4096·4096 + 3·4096·11008 = 67,108,864 + 135,266,304 = 202,375,168; a tp rank
+  // holds 202,375,168 / 8 = 25,296,896 of them and the 2·4096 = 8,192 norm gains, 25,305,088.
+  // Two such layers in bf16: 2 · 25,305,088 · 2 = 101,220,352 B; plus two bf16 buckets of
+  // 25 MiB / 4 = 6,553,600 elements, 26,214,400 B: 127,434,752 B.
+  mem::Setup s = llama7b();
+  s.parallel.dp = 8;
+  s.parallel.tp = 8;
+  s.parallel.stage = Stage::kZero3;
+  EXPECT_EQ(calculate(s).communication, 127'434'752u);
+  // The same per-layer share rank_parameters gives the rank (pp = 1: 32 layers and the split
+  // embedding and head, 32,000 · 4096 each, and the final norm's 4096).
+  const std::int64_t ends = (2 * 32'000 * 4096 + 4096 + 7) / 8;
+  EXPECT_EQ(rank_parameters(s.shape, s.parallel), 32 * 25'305'088 + ends);
+}
+
+TEST(Calculator, ModelStatesOfAShapeBeyondAnyMachineAreRefused) {
+  // Issue 19: a shape validate() accepts, with Ψ = 10^5 · (2^44 + 2^21) + 2·2^44 + 2^20 ≈ 1.8e18
+  // parameters: 16 bytes each wrapped 64 bits. Refused by dp_model_states (above 2^59).
+  ModelShape shape;
+  shape.name = "huge";
+  shape.n_layer = 100000;
+  shape.d_model = 1 << 20;
+  shape.d_ff = 1 << 22;
+  shape.vocab_size = 1 << 24;
+  shape.n_head = shape.n_kv_head = 1;
+  shape.llama = true;
+  EXPECT_NO_THROW(validate(shape));
+  testing::expect_error([&] { zero_model_states(shape, {}, DType::kBF16); },
+                        {"dp_model_states: ", "parameters is above 2^59"});
+}
+
 TEST(Calculator, HardwareFlopsWithFullRecomputationAreEightN) {
   const double n = 6.5e9;
   EXPECT_EQ(model_flops_per_token(n), 6 * n);
