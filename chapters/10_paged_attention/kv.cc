@@ -56,14 +56,19 @@ int body(int argc, char** argv) {
             << " KV slots, context " << o.max_len << "\n\n"
             << describe_workload(runs.requests) << ". Fractions of the budget, averaged over the "
             << "steps with requests waiting (memory under pressure).\n\n"
-            << waste_table(runs).markdown() << "\n"
-            << "requests at once: paged " << book::fixed(paged.mean_running, 1)
-            << " vs contiguous max-length " << book::fixed(max.mean_running, 1) << " = "
-            << book::fixed(paged.mean_running / max.mean_running, 2) << "x (vs power of two "
-            << book::fixed(paged.mean_running / runs.systems[1].mean_running, 2) << "x, vs exact "
-            << book::fixed(paged.mean_running / runs.systems[2].mean_running, 2)
-            << "x); the workload took " << paged.steps << " steps paged, " << max.steps
-            << " contiguous (max length)\n\n";
+            << waste_table(runs).markdown() << "\n";
+  // Without a request waiting there is no "under load" to average: the ratios would be 0 / 0.
+  const std::string idle = without_pressure(runs.systems);
+  if (!idle.empty())
+    std::cout << idle << "\n\n";
+  else
+    std::cout << "requests at once: paged " << book::fixed(paged.mean_running, 1)
+              << " vs contiguous max-length " << book::fixed(max.mean_running, 1) << " = "
+              << book::fixed(paged.mean_running / max.mean_running, 2) << "x (vs power of two "
+              << book::fixed(paged.mean_running / runs.systems[1].mean_running, 2) << "x, vs exact "
+              << book::fixed(paged.mean_running / runs.systems[2].mean_running, 2)
+              << "x); the workload took " << paged.steps << " steps paged, " << max.steps
+              << " contiguous (max length)\n\n";
   waste_table(runs).write_csv(dir + "/ch10_replay.csv");
   waste_table(runs).write_json(dir + "/ch10_replay.json");
   if (!runs.block_sizes.empty()) {
@@ -111,25 +116,31 @@ int body(int argc, char** argv) {
 
   const double hit_rate =
       prefix.on.queried_blocks ? double(prefix.on.hit_blocks) / prefix.on.queried_blocks : 0.0;
+  const std::string no_load = "none: no request waited (budget too large)";
   std::cout
       << "tour: 10 | KV memory holding tokens under load, paged (blocks of " << o.block_size
-      << ") vs contiguous (max length / exact) | " << pct(paged.memory.token_states) << " vs "
-      << pct(max.memory.token_states) << " / " << pct(runs.systems[2].memory.token_states)
+      << ") vs contiguous (max length / exact) | "
+      << (idle.empty() ? pct(paged.memory.token_states) + " vs " + pct(max.memory.token_states) +
+                             " / " + pct(runs.systems[2].memory.token_states)
+                       : no_load)
       << " | vLLM: 96.3% paged vs 20.4-38.2% reserved\n"
       << "tour: 10 | requests at once in the same KV budget, paged vs contiguous max length | "
-      << book::fixed(paged.mean_running, 1) << " vs " << book::fixed(max.mean_running, 1) << " = "
-      << book::fixed(paged.mean_running / max.mean_running, 1)
-      << "x | paging fits 3-4x more requests\n"
-      << "tour: 10 | waste per request, paged (blocks of " << o.block_size << ") | mean "
-      << book::fixed(paged.mean_waste_per_sequence, 1) << ", max " << paged.max_waste_per_sequence
-      << " slots | less than one block\n"
-      << "tour: 10 | prefix cache, " << o.system_prompts << " shared " << o.system_prompt_tokens
-      << "-token system prompts | " << pct(hit_rate) << " block hits, "
-      << pct(prefix.on.sharing_saving) << " of KV saved | shared prefixes stored once\n"
-      << "tour: 10 | trained addition model decoded with the paged KV cache | " << decode.correct
-      << "/" << decode.sums << " right, "
-      << (decode.paged_equals_full ? "= full forward" : "!= full forward")
-      << " | the cache changes the cost, not the answers\n";
+      << (idle.empty()
+              ? book::fixed(paged.mean_running, 1) + " vs " + book::fixed(max.mean_running, 1) +
+                    " = " + book::fixed(paged.mean_running / max.mean_running, 1) + "x"
+              : no_load)
+      << " | paging fits 3-4x more requests\n";
+  std::cout << "tour: 10 | waste per request, paged (blocks of " << o.block_size << ") | mean "
+            << book::fixed(paged.mean_waste_per_sequence, 1) << ", max "
+            << paged.max_waste_per_sequence << " slots | less than one block\n"
+            << "tour: 10 | prefix cache, " << o.system_prompts << " shared "
+            << o.system_prompt_tokens << "-token system prompts | " << pct(hit_rate)
+            << " block hits, " << pct(prefix.on.sharing_saving)
+            << " of KV saved | shared prefixes stored once\n"
+            << "tour: 10 | trained addition model decoded with the paged KV cache | "
+            << decode.correct << "/" << decode.sums << " right, "
+            << (decode.paged_equals_full ? "= full forward" : "!= full forward")
+            << " | the cache changes the cost, not the answers\n";
   return 0;
 }
 

@@ -14,8 +14,8 @@ PagedKvCache::PagedKvCache(const KvShape& shape, int num_blocks, int block_size)
   check_block_size("PagedKvCache", block_size);
   BOOK_CHECK(num_blocks >= 1, "PagedKvCache: the pool needs at least 1 block, got "
                                   << num_blocks << " (is the KV budget smaller than one block?)");
-  const std::size_t numbers = static_cast<std::size_t>(shape.n_layer) * num_blocks * block_size *
-                              shape.numbers_per_layer_token();
+  const auto numbers =
+      static_cast<std::size_t>(kv_pool_numbers("PagedKvCache", shape, num_blocks, block_size));
   keys_ = AlignedBuffer<float>(numbers);
   values_ = AlignedBuffer<float>(numbers);
 }

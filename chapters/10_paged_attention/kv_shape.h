@@ -20,13 +20,26 @@ struct KvShape {
                      ///< than query heads; chapter 4's GPT has as many)
   int head_dim = 0;  ///< numbers per head and token
 
-  /// Throws book::Error naming the first field that is not positive.
+  /// Throws book::Error naming the first field that is not positive, or if n_head · head_dim
+  /// passes INT_MAX or one token's keys and values in f32 pass kMaxKvBytes.
   void validate() const;
+  /// Field by field.
+  bool operator==(const KvShape&) const = default;
   /// Numbers per token over all layers, keys and values: 2 · n_layer · n_head · head_dim.
   std::int64_t numbers_per_token() const;
   /// Numbers one layer keeps per token for K (or for V): n_head · head_dim.
   int numbers_per_layer_token() const { return n_head * head_dim; }
 };
+
+/// The most bytes of keys and values one cache or arena may hold (1 TiB): far past any machine,
+/// and low enough that no size computed from it can wrap.
+inline constexpr std::int64_t kMaxKvBytes = std::int64_t{1} << 40;
+
+/// The floats one pool of keys (or of values) holds: n_layer · blocks · block_size · n_head ·
+/// head_dim, computed in int64. Throws book::Error naming `who` and the bytes if the shape is
+/// invalid, blocks or block_size < 1, or keys and values in f32 would pass kMaxKvBytes.
+std::int64_t kv_pool_numbers(const char* who, const KvShape& shape, std::int64_t blocks,
+                             int block_size);
 
 /// Bytes of KV cache per token: 2 · layers · heads · head_dim · dtype_size(element).
 /// OPT-13B (40 layers, 40 heads of 128, FP16) gives 819,200 bytes, the "800 KB" of the vLLM paper.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <deque>
+#include <limits>
 #include <map>
 
 #include "chapters/10_paged_attention/block_manager.h"
@@ -171,6 +172,13 @@ ReplayResult replay_paged(const std::vector<Request>& requests, const PagedRepla
   check_block_size("replay_paged", o.block_size);
   BOOK_CHECK(o.max_running >= 1, "replay_paged: max_running must be >= 1, got " << o.max_running);
   const std::int64_t num_blocks = o.budget_tokens / o.block_size;
+  // The BlockManager counts blocks in int: 2^32 + 1 blocks became 1, nothing was ever admitted and
+  // the replay ran forever.
+  BOOK_CHECK(num_blocks <= std::numeric_limits<int>::max(),
+             "replay_paged: the KV budget of "
+                 << o.budget_tokens << " tokens is " << num_blocks << " blocks of " << o.block_size
+                 << ", more than an int counts (" << std::numeric_limits<int>::max()
+                 << "); use a smaller budget or larger blocks");
   for (const Request& r : requests)
     BOOK_CHECK(blocks_for(r.total_tokens(), o.block_size) <= num_blocks,
                "replay_paged: the KV budget of "
@@ -269,6 +277,16 @@ ReplayResult replay_paged(const std::vector<Request>& requests, const PagedRepla
   result.queried_blocks = manager.prefix_stats().queried_blocks;
   result.hit_blocks = manager.prefix_stats().hit_blocks;
   return result;
+}
+
+std::string without_pressure(const std::vector<ReplayResult>& results) {
+  for (const ReplayResult& r : results)
+    if (r.steps_under_load == 0)
+      return "no memory pressure: no request ever waited in \"" + r.system +
+             "\", whose KV budget of " + std::to_string(r.budget_tokens) +
+             " tokens holds every request at once, so there is nothing to compare; use a smaller "
+             "--budget-tokens or more --requests";
+  return "";
 }
 
 }  // namespace book::kv

@@ -69,6 +69,12 @@ struct ReplayResult {
   std::vector<MemorySample> timeline;     ///< one sample per step
 };
 
+/// Empty when every replay of `results` had a step with a request waiting. Otherwise the sentence
+/// that says which did not: its budget held every request at once, so its fractions and its
+/// requests at once under load (all 0) mean nothing, and no ratio of them is a result (the kv
+/// stage printed "nanx"). The `kv` stage prints it in place of the comparison.
+std::string without_pressure(const std::vector<ReplayResult>& results);
+
 /// The paged server's settings.
 struct PagedReplayOptions {
   std::int64_t budget_tokens = 16384;  ///< KV slots: budget_tokens / block_size blocks
@@ -85,7 +91,7 @@ ReplayResult replay_contiguous(const std::vector<Request>& requests, std::int64_
 
 /// Replays `requests` on a paged server (a BlockManager of budget_tokens / block_size blocks).
 /// Throws book::Error if the block size is < 1, or the budget is smaller than one request
-/// (⌈(prompt + output) / block_size⌉ blocks).
+/// (⌈(prompt + output) / block_size⌉ blocks), or holds more blocks than an int counts.
 ReplayResult replay_paged(const std::vector<Request>& requests, const PagedReplayOptions& options);
 
 }  // namespace book::kv

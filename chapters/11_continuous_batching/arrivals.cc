@@ -24,9 +24,13 @@ double gamma_unit(Rng& rng, double shape) {
 
 std::vector<TimedRequest> with_arrivals(const std::vector<kv::Request>& lengths,
                                         const ArrivalOptions& options) {
-  BOOK_CHECK(options.rate > 0, "with_arrivals: rate must be > 0 requests/s, got " << options.rate);
-  BOOK_CHECK(options.gamma_shape > 0,
-             "with_arrivals: gamma_shape must be > 0 (1 is Poisson), got " << options.gamma_shape);
+  // Infinite values are refused too: an infinite shape makes the gamma sampler compare against
+  // NaN, which never accepts, and loops forever.
+  BOOK_CHECK(std::isfinite(options.rate) && options.rate > 0,
+             "with_arrivals: rate must be finite and > 0 requests/s, got " << options.rate);
+  BOOK_CHECK(std::isfinite(options.gamma_shape) && options.gamma_shape > 0,
+             "with_arrivals: gamma_shape must be finite and > 0 (1 is Poisson), got "
+                 << options.gamma_shape);
   Rng rng(options.seed);
   std::vector<TimedRequest> out;
   double now_ms = 0;

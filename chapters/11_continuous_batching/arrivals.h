@@ -26,7 +26,8 @@ struct ArrivalOptions {
 };
 
 /// The requests of `lengths` (chapter 10's make_workload) with arrival times from `options`:
-/// the same seed gives the same times. Throws book::Error if rate or gamma_shape is not > 0.
+/// the same seed gives the same times. Throws book::Error if rate or gamma_shape is not finite and
+/// > 0.
 std::vector<TimedRequest> with_arrivals(const std::vector<kv::Request>& lengths,
                                         const ArrivalOptions& options);
 

@@ -15,9 +15,37 @@ using nlohmann::json;
 }
 
 // A short, printable rendering of a JSON value for messages ("abc" → "\"abc\"", cut at 40).
+// Arrays and objects are named, not printed: dump() recurses once per level of nesting. Bytes
+// that are not UTF-8 (one byte of "é", as token_of() shows it) print as U+FFFD instead of
+// throwing, and the cut never splits a character, so the message stays valid UTF-8 for
+// error_body().
 std::string shown(const json& value) {
-  std::string text = value.dump();
-  return text.size() > 40 ? text.substr(0, 37) + "..." : text;
+  if (value.is_array())
+    return "an array of " + std::to_string(value.size()) +
+           (value.size() == 1 ? " value" : " values");
+  if (value.is_object()) return "an object";
+  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() <= 40) return text;
+  std::size_t cut = 37;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // 10xxxxxx
+  return text.substr(0, cut) + "...";
+}
+
+// The deepest nesting of arrays and objects a body may have. nlohmann parses and frees any depth
+// without recursion, but copying or printing a value recurses once per level: 200,000 levels
+// (400 KB, under the size limit) overflowed a worker's stack and ended the whole server.
+constexpr int kMaxDepth = 64;
+
+json parse_json(std::string_view text) {
+  const json::parser_callback_t refuse_deep = [](int depth, json::parse_event_t event, json&) {
+    const bool opens =
+        event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
+    if (opens && depth >= kMaxDepth)  // depth counts the levels around the one that opens
+      refuse("", "the body nests arrays and objects more than " + std::to_string(kMaxDepth) +
+                     " levels deep; send a flatter body such as {\"prompt\": \"12+34=\"}");
+    return true;
+  };
+  return json::parse(text, refuse_deep, /*allow_exceptions=*/false);
 }
 
 std::int64_t integer_field(const json& body, const std::string& name, std::int64_t low,
@@ -138,7 +166,7 @@ namespace {
 
 //! [parse_request]
 CompletionRequest parse_body(std::string_view body_text, const ApiModel& model, ApiKind kind) {
-  const json body = json::parse(body_text, nullptr, /*allow_exceptions=*/false);
+  const json body = parse_json(body_text);
   if (body.is_discarded())
     refuse("", "the body is not valid JSON; send an object such as {\"prompt\": \"12+34=\"}");
   if (!body.is_object()) refuse("", "the body must be a JSON object, got " + shown(body));

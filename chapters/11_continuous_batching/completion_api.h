@@ -59,7 +59,8 @@ struct CompletionRequest {
 /// answers), top_p (0, 1], top_k (>= 0, vLLM's extension), seed (integer >= 0), stop (a string or
 /// up to 4 strings, each one character of the alphabet: the engine stops on tokens), stream
 /// (bool), n (1 only), user (ignored). Throws ApiError (400; 404 for another model) naming the
-/// field and the value: bad JSON, not an object, a missing prompt, a wrong type, a value out of
+/// field and the value: bad JSON, arrays and objects nested more than 64 levels deep, not an
+/// object, a missing prompt, a wrong type, a value out of
 /// range, an unknown field, or a prompt with max_tokens past the context.
 CompletionRequest parse_completion_request(std::string_view body, const ApiModel& model);
 

@@ -78,7 +78,8 @@ std::string error_body(int status, const std::string& param, const std::string& 
                 {"param", nullptr},
                 {"code", nullptr}};
   if (!param.empty()) error["param"] = param;
-  return json{{"error", error}}.dump();
+  // A message quotes what the client sent; should that not be UTF-8, U+FFFD beats a throw.
+  return json{{"error", error}}.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace book::serve

@@ -11,8 +11,8 @@ HostKvArena::HostKvArena(const kv::KvShape& shape, int num_blocks, int block_siz
   shape.validate();
   BOOK_CHECK(num_blocks >= 1, "HostKvArena: the arena needs at least 1 block, got " << num_blocks);
   BOOK_CHECK(block_size >= 1, "HostKvArena: block_size must be >= 1, got " << block_size);
-  const std::size_t numbers = static_cast<std::size_t>(num_blocks) * shape.n_layer * block_size *
-                              shape.numbers_per_layer_token();
+  const auto numbers =
+      static_cast<std::size_t>(kv::kv_pool_numbers("HostKvArena", shape, num_blocks, block_size));
   keys_ = AlignedBuffer<float>(numbers);
   values_ = AlignedBuffer<float>(numbers);
 }
@@ -35,6 +35,12 @@ float* HostKvArena::row(const AlignedBuffer<float>& pool, int block, int layer, 
 
 void HostKvArena::check(const kv::PagedKvCache& cache, const SwapCopy& copy,
                         const char* who) const {
+  // A cache of another shape would be read and written with this arena's strides.
+  const kv::KvShape& s = cache.shape();
+  BOOK_CHECK(s == shape_, who << ": the cache's shape (" << s.n_layer << " layers, " << s.n_head
+                              << " heads of " << s.head_dim << ") is not the arena's ("
+                              << shape_.n_layer << " layers, " << shape_.n_head << " heads of "
+                              << shape_.head_dim << ")");
   BOOK_CHECK(cache.block_size() == block_size_, who << ": the cache's blocks hold "
                                                     << cache.block_size()
                                                     << " positions, the arena's " << block_size_);
@@ -49,6 +55,10 @@ void HostKvArena::check(const kv::PagedKvCache& cache, const SwapCopy& copy,
   for (const int b : copy.host_blocks)
     BOOK_CHECK(b >= 0 && b < num_blocks_,
                who << ": host block " << b << " is outside the arena of " << num_blocks_);
+  for (const kv::BlockId b : copy.device_blocks)
+    BOOK_CHECK(b >= 0 && b < cache.num_blocks(), who << ": device block " << b
+                                                     << " is outside the cache of "
+                                                     << cache.num_blocks() << " blocks");
 }
 
 //! [swap_copy]

@@ -22,9 +22,12 @@ class HostKvArena {
   HostKvArena(const kv::KvShape& shape, int num_blocks, int block_size);
 
   /// Copies positions [copy.first, copy.positions) of copy.id from `cache` into the arena;
-  /// returns the bytes copied (keys and values). Throws book::Error if a block is out of range.
+  /// returns the bytes copied (keys and values). Throws book::Error if a device or host block is
+  /// out of range, the cache's shape or block size is not the arena's, or the positions are no
+  /// range.
   std::int64_t swap_out(const kv::PagedKvCache& cache, const SwapCopy& copy);
   /// Copies positions [copy.first, copy.positions) back into `cache`; returns the bytes copied.
+  /// Throws book::Error as swap_out() does.
   std::int64_t swap_in(kv::PagedKvCache& cache, const SwapCopy& copy) const;
 
   int num_blocks() const { return num_blocks_; }  ///< the budget

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "chapters/11_continuous_batching/scheduler.h"
 #include "common/check.h"
@@ -21,11 +22,37 @@ std::int64_t useful_rows(const std::vector<TimedRequest>& requests) {
   return rows;
 }
 
+// A NaN arrival is never <= now, and an infinite one is never reached: either would loop forever.
+void check_arrivals(const char* who, const std::vector<TimedRequest>& requests) {
+  for (const auto& r : requests)
+    BOOK_CHECK(std::isfinite(r.arrival_ms) && r.arrival_ms >= 0,
+               who << ": request " << r.id << " arrives at " << r.arrival_ms
+                   << " ms; arrival times must be finite and >= 0");
+}
+
 }  // namespace
+
+void CostModel::validate() const {
+  for (const auto& [name, value] : {std::pair{"step_ms", step_ms},
+                                    {"per_token_ms", per_token_ms},
+                                    {"per_context_ms", per_context_ms},
+                                    {"per_pair_ms", per_pair_ms}})
+    BOOK_CHECK(std::isfinite(value) && value >= 0,
+               "CostModel: " << name << " must be finite and >= 0, got " << value);
+}
 
 //! [simulate_continuous]
 SimResult simulate_continuous(const std::vector<TimedRequest>& requests,
                               const ContinuousOptions& options, const CostModel& cost) {
+  check_arrivals("simulate_continuous", requests);
+  cost.validate();
+  BOOK_CHECK(std::isfinite(options.step_slo_ms) && options.step_slo_ms >= 0,
+             "simulate_continuous: step_slo_ms must be finite and >= 0 (0 is off), got "
+                 << options.step_slo_ms);
+  BOOK_CHECK(options.step_slo_ms == 0 || cost.per_token_ms > 0,
+             "simulate_continuous: the SLO's token budget divides by the cost model's "
+             "per_token_ms, which must then be > 0, got "
+                 << cost.per_token_ms);
   kv::BlockManager blocks(options.kv_blocks, options.block_size, /*prefix_caching=*/false);
   Scheduler scheduler(blocks, options.scheduler, options.max_positions);
   SimResult result;
@@ -53,10 +80,14 @@ SimResult simulate_continuous(const std::vector<TimedRequest>& requests,
       const double decode_step = cost.step_time(n, context);
       const int max_running =
           decode_step >= options.step_slo_ms ? std::max(n, 1) : options.scheduler.max_running;
-      const int room =
-          static_cast<int>(std::floor((options.step_slo_ms - decode_step) / cost.per_token_ms));
+      // Clamped as a double: a large SLO leaves room for more rows than an int holds, and
+      // converting such a double to int is undefined (INT_MIN on x86, which set the budget to
+      // max_running).
+      const double room = std::floor((options.step_slo_ms - decode_step) / cost.per_token_ms);
+      const int budget = static_cast<int>(
+          std::clamp(n + room, 0.0, static_cast<double>(options.scheduler.token_budget)));
       scheduler.set_limits(max_running,
-                           std::clamp(n + room, max_running, options.scheduler.token_budget));
+                           std::clamp(budget, max_running, options.scheduler.token_budget));
     }
     const StepPlan plan = scheduler.schedule();
     StepSample sample;
@@ -97,6 +128,8 @@ SimResult simulate_continuous(const std::vector<TimedRequest>& requests,
 SimResult simulate_static(const std::vector<TimedRequest>& requests, int max_batch,
                           const CostModel& cost) {
   BOOK_CHECK(max_batch >= 1, "simulate_static: max_batch must be >= 1, got " << max_batch);
+  check_arrivals("simulate_static", requests);
+  cost.validate();
   SimResult result;
   result.system = max_batch == 1 ? "one at a time" : "static";
   result.timings.resize(requests.size());

@@ -34,6 +34,8 @@ struct CostModel {
     return step_ms + per_token_ms * rows + per_context_ms * static_cast<double>(context) +
            per_pair_ms * static_cast<double>(pairs);
   }
+  /// Throws book::Error naming the first part that is negative, NaN or infinite.
+  void validate() const;
 };
 
 /// One step of a simulated run, for the batch-composition picture.
@@ -72,14 +74,16 @@ struct ContinuousOptions {
 };
 
 /// Serves `requests` with the continuous scheduler. Throws book::Error on a request that can
-/// never run (scheduler.h's checks) or options out of range.
+/// never run (scheduler.h's checks), an arrival time that is negative, NaN or infinite, a cost
+/// model that is not valid (with step_slo_ms > 0 also per_token_ms = 0) or options out of range.
 SimResult simulate_continuous(const std::vector<TimedRequest>& requests,
                               const ContinuousOptions& options, const CostModel& cost);
 
 /// Serves `requests` by static batching: whenever the server is idle it takes up to `max_batch`
 /// requests that have arrived, prefills them together (padded to the longest prompt) and decodes
 /// all of them (padded) until the longest output is done; every member's answer returns at the
-/// batch's end. max_batch = 1 is one request at a time. Throws book::Error if max_batch < 1.
+/// batch's end. max_batch = 1 is one request at a time. Throws book::Error if max_batch < 1, an
+/// arrival time is negative, NaN or infinite or the cost model is not valid.
 SimResult simulate_static(const std::vector<TimedRequest>& requests, int max_batch,
                           const CostModel& cost);
 

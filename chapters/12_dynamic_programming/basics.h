@@ -26,9 +26,9 @@ int climb_stairs(int n);
 int min_cost_climbing_stairs(const std::vector<int>& cost);
 
 /// LeetCode 62, Unique Paths: the number of right/down paths from the top-left to the bottom-right
-/// corner of an m × n grid. Requires m, n >= 1. The count is returned modulo 2^64,
-/// so the answer is exact for any grid (LeetCode's inputs never wrap).
-/// \exercise{dp.62}
+/// corner of an m × n grid. Requires m, n >= 1 and m × n <= 10^7 (the table walks every cell). The
+/// count is returned modulo 2^64, so the answer is exact for any grid (LeetCode's inputs never
+/// wrap). \exercise{dp.62}
 std::uint64_t unique_paths(int m, int n);
 
 /// LeetCode 63, Unique Paths II: as unique_paths(), on `obstacle_grid` where 1 marks a cell no

@@ -6,11 +6,16 @@
 #include <climits>
 #include <cstdint>
 #include <set>
+#include <utility>
 
 #include "common/check.h"
 
 namespace book::dp::contract {
 namespace {
+
+// The cap on a table's size where LeetCode's own limit is smaller and the header states none: an
+// amount near INT_MAX would overflow `amount + 1` and ask for 8-16 GB.
+constexpr long long kTableLimit = 10'000'000;
 
 void in_range(const char* who, const char* what, long long value, long long lo, long long hi,
               const char* why = "") {
@@ -65,6 +70,9 @@ void min_cost_climbing_stairs(const std::vector<int>& cost) {
 void unique_paths(int m, int n) {
   in_range("unique_paths", "m", m, 1, INT_MAX);
   in_range("unique_paths", "n", n, 1, INT_MAX);
+  // The table walks every cell: 10^5 × 10^5 would be 10^10 steps (LeetCode stops at 100 × 100).
+  in_range("unique_paths", "m × n (the cells the table walks)", static_cast<long long>(m) * n, 1,
+           kTableLimit, "; use a smaller grid");
 }
 
 void unique_paths_with_obstacles(const std::vector<std::vector<int>>& grid) {
@@ -179,21 +187,25 @@ void find_max_form(const std::vector<std::string>& strs, int m, int n) {
 }
 
 void change(int amount, const std::vector<int>& coins) {
-  in_range("change", "amount", amount, 0, INT_MAX);
+  in_range("change", "amount", amount, 0, kTableLimit, " (the table has amount + 1 entries)");
   distinct_positive("change", "coin", coins);
 }
 
 void combination_sum4(const std::vector<int>& nums, int target) {
-  in_range("combination_sum4", "target", target, 1, INT_MAX);
+  in_range("combination_sum4", "target", target, 1, kTableLimit,
+           " (the table has target + 1 entries)");
   distinct_positive("combination_sum4", "nums", nums);
 }
 
 void coin_change(const std::vector<int>& coins, int amount) {
-  in_range("coin_change", "amount", amount, 0, INT_MAX);
+  in_range("coin_change", "amount", amount, 0, kTableLimit, " (the table has amount + 1 entries)");
   each_in_range("coin_change", "coins", coins, 1, INT_MAX);
 }
 
-void num_squares(int n) { in_range("num_squares", "n", n, 1, INT_MAX); }
+void num_squares(int n) {
+  // n · √n steps: 10^6 is about 10^9 of them (LeetCode stops at 10^4).
+  in_range("num_squares", "n", n, 1, 1'000'000, " (the table walks n · sqrt(n) steps)");
+}
 
 void count_substrings(const std::string& s) {
   at_most("count_substrings", "characters", s.size(), 1000);
@@ -239,13 +251,44 @@ void max_envelopes(const std::vector<std::vector<int>>& envelopes) {
 
 void max_sub_array(const std::vector<int>& nums) {
   BOOK_CHECK(!nums.empty(), "max_sub_array: needs a non-empty input (the subarray is non-empty)");
-  long long prefix = 0;
-  for (std::size_t i = 0; i < nums.size(); ++i) {
-    prefix += nums[i];
-    BOOK_CHECK(prefix >= INT_MIN && prefix <= INT_MAX,
-               "max_sub_array: the partial sums must fit in int, but the sum of the first "
-                   << i + 1 << " values is " << prefix);
+  // Kadane adds values to a running subarray sum, so every subarray's sum must fit in int, not
+  // only the prefixes: {-2147483647, 2147483647, 2147483647} has prefixes that fit, but its last
+  // two values sum to 4294967294. A subarray [i, j) sums to prefix[j] - prefix[i]; the extremes
+  // come from the smallest and the largest earlier prefix (the empty prefix 0 counts).
+  long long prefix = 0, low = 0, high = 0;
+  std::size_t low_at = 0, high_at = 0;
+  for (std::size_t j = 1; j <= nums.size(); ++j) {
+    prefix += nums[j - 1];
+    for (const auto& [earlier, at] : {std::pair{low, low_at}, std::pair{high, high_at}}) {
+      const long long sum = prefix - earlier;
+      BOOK_CHECK(sum >= INT_MIN && sum <= INT_MAX,
+                 "max_sub_array: every subarray's sum must fit in int (the answer would not), but "
+                 "values "
+                     << at << ".." << j - 1 << " sum to " << sum);
+    }
+    if (prefix < low) low = prefix, low_at = j;
+    if (prefix > high) high = prefix, high_at = j;
   }
+}
+
+void rob_circular(const std::vector<int>& nums) {
+  at_most("rob_circular", "houses", nums.size(), 100);
+  each_in_range("rob_circular", "nums", nums, 0, 400);
+}
+
+void stock_prices(const char* who, const std::vector<int>& prices) {
+  at_most(who, "days", prices.size(), 30000);
+  each_in_range(who, "prices", prices, 0, 10000);
+}
+
+void max_profit_k(int k, const std::vector<int>& prices) {
+  in_range("max_profit_k", "k", k, 0, INT_MAX);
+  stock_prices("max_profit_k", prices);
+}
+
+void max_profit_fee(const std::vector<int>& prices, int fee) {
+  stock_prices("max_profit_fee", prices);
+  in_range("max_profit_fee", "fee", fee, 0, 50000);
 }
 
 }  // namespace book::dp::contract

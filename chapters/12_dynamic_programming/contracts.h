@@ -4,7 +4,7 @@
 /// the value that broke it, never an answer (LeetCode 887 with n = 0 used to return 1).
 /// Scaffolding, not exercises: each returns when its arguments are inside the contract the
 /// function's own header states (basics.h, bitmask.h, classics.h, knapsack.h, palindromes.h,
-/// robbers.h, subsequences.h), and throws book::Error otherwise.
+/// robbers.h, stocks.h, subsequences.h), and throws book::Error otherwise.
 #pragma once
 
 #include <string>
@@ -21,7 +21,7 @@ void fib(int n);
 void climb_stairs(int n);
 /// min_cost_climbing_stairs: at least 2 steps, costs in [0, 999].
 void min_cost_climbing_stairs(const std::vector<int>& cost);
-/// unique_paths: m, n >= 1.
+/// unique_paths: m, n >= 1, m × n <= 10^7.
 void unique_paths(int m, int n);
 /// unique_paths_with_obstacles: a non-empty rectangular grid of 0s and 1s.
 void unique_paths_with_obstacles(const std::vector<std::vector<int>>& grid);
@@ -59,13 +59,13 @@ void last_stone_weight_ii(const std::vector<int>& stones);
 void find_target_sum_ways(const std::vector<int>& nums);
 /// find_max_form: m, n >= 0 and binary strings.
 void find_max_form(const std::vector<std::string>& strs, int m, int n);
-/// change: amount >= 0, distinct positive coins.
+/// change: 0 <= amount <= 10^7, distinct positive coins.
 void change(int amount, const std::vector<int>& coins);
-/// combination_sum4: distinct positive nums, target >= 1.
+/// combination_sum4: distinct positive nums, 1 <= target <= 10^7.
 void combination_sum4(const std::vector<int>& nums, int target);
-/// coin_change: positive coins, amount >= 0.
+/// coin_change: positive coins, 0 <= amount <= 10^7.
 void coin_change(const std::vector<int>& coins, int amount);
-/// num_squares: n >= 1.
+/// num_squares: 1 <= n <= 10^6.
 void num_squares(int n);
 /// count_substrings: at most 1000 characters.
 void count_substrings(const std::string& s);
@@ -79,7 +79,16 @@ void rob(const std::vector<int>& nums);
 void rob_tree(const TreeNode* root);
 /// max_envelopes: each envelope has exactly two entries.
 void max_envelopes(const std::vector<std::vector<int>>& envelopes);
-/// max_sub_array: a non-empty input whose partial (prefix) sums fit in int.
+/// max_sub_array: a non-empty input every subarray of which sums to an int.
 void max_sub_array(const std::vector<int>& nums);
+/// rob_circular: the same limits as rob().
+void rob_circular(const std::vector<int>& nums);
+/// The stock problems' shared input: at most 3 · 10^4 days, prices in [0, 10^4]; `who` names the
+/// function in the message (max_profit_one, _many, _two and _cooldown check only this).
+void stock_prices(const char* who, const std::vector<int>& prices);
+/// max_profit_k: k >= 0 and stock prices.
+void max_profit_k(int k, const std::vector<int>& prices);
+/// max_profit_fee: stock prices and 0 <= fee <= 5 · 10^4.
+void max_profit_fee(const std::vector<int>& prices, int fee);
 
 }  // namespace book::dp::contract

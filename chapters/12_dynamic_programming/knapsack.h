@@ -35,23 +35,23 @@ int find_max_form(const std::vector<std::string>& strs, int m, int n);
 
 /// LeetCode 518, Coin Change II: the number of combinations (multisets) of `coins` (each usable any
 /// number of times) summing to `amount`. Requires distinct positive coins and
-/// amount >= 0; the count is returned modulo 2^64.
+/// 0 <= amount <= 10^7 (the table has amount + 1 entries); the count is returned modulo 2^64.
 /// \exercise{dp.518}
 std::uint64_t change(int amount, const std::vector<int>& coins);
 
 /// LeetCode 377, Combination Sum IV: the number of ordered sequences of `nums` (reusable) summing
 /// to `target` — permutations, despite the name. Requires distinct positive nums
-/// and target >= 1; the count is returned modulo 2^64 (LeetCode's int would overflow midway).
-/// \exercise{dp.377}
+/// and 1 <= target <= 10^7 (the table has target + 1 entries); the count is returned modulo 2^64
+/// (LeetCode's int would overflow midway). \exercise{dp.377}
 std::uint64_t combination_sum4(const std::vector<int>& nums, int target);
 
 /// LeetCode 322, Coin Change: the fewest `coins` (each usable any number of times) summing to
-/// `amount`, or -1 if no combination does. Requires positive coins, amount >= 0.
+/// `amount`, or -1 if no combination does. Requires positive coins, 0 <= amount <= 10^7.
 /// \exercise{dp.322}
 int coin_change(const std::vector<int>& coins, int amount);
 
 /// LeetCode 279, Perfect Squares: the fewest perfect squares summing to `n`.
-/// Requires n >= 1.
+/// Requires 1 <= n <= 10^6 (the table walks n · sqrt(n) steps).
 /// \exercise{dp.279}
 int num_squares(int n);
 

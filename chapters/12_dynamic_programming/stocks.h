@@ -8,7 +8,8 @@
 namespace book::dp {
 
 // The six stock problems share their input: `prices[i]` is the price on day i (0 <= price <=
-// 10^4, at most 3 · 10^4 days); one share is held at most; an empty list earns 0.
+// 10^4, at most 3 · 10^4 days; checked, so every answer fits in int); one share is held at most; an
+// empty list earns 0.
 
 /// LeetCode 121: the best profit from at most one buy followed by one later sell (0 if none pays).
 /// \exercise{dp.121}
@@ -22,7 +23,8 @@ int max_profit_many(const std::vector<int>& prices);
 /// \exercise{dp.123}
 int max_profit_two(const std::vector<int>& prices);
 
-/// LeetCode 188: the best profit from at most `k` transactions (k >= 0).
+/// LeetCode 188: the best profit from at most `k` transactions (k >= 0; more than
+/// days / 2 is the same as days / 2).
 /// \exercise{dp.188}
 int max_profit_k(int k, const std::vector<int>& prices);
 
@@ -31,7 +33,8 @@ int max_profit_k(int k, const std::vector<int>& prices);
 /// \exercise{dp.309}
 int max_profit_cooldown(const std::vector<int>& prices);
 
-/// LeetCode 714: the best profit from any number of transactions, paying `fee` per transaction.
+/// LeetCode 714: the best profit from any number of transactions, paying `fee` per transaction
+/// (0 <= fee <= 5 · 10^4).
 /// \exercise{dp.714}
 int max_profit_fee(const std::vector<int>& prices, int fee);
 

@@ -38,7 +38,8 @@ int longest_common_subsequence(const std::string& text1, const std::string& text
 int max_uncrossed_lines(const std::vector<int>& nums1, const std::vector<int>& nums2);
 
 /// LeetCode 53, Maximum Subarray: the largest sum of a non-empty contiguous subarray.
-/// Requires a non-empty input whose partial sums fit in int.
+/// Requires a non-empty input every subarray of which sums to an int
+/// (the answer and Kadane's running sums then fit).
 /// \exercise{dp.53}
 int max_sub_array(const std::vector<int>& nums);
 

@@ -12,6 +12,7 @@ int rob(const std::vector<int>& nums) {
 }
 
 int rob_circular(const std::vector<int>& nums) {
+  contract::rob_circular(nums);
   (void)nums;
   BOOK_NOT_IMPLEMENTED("dp.213", "exercises/12_dynamic_programming/robbers.cc",
                        "chapters/12_dynamic_programming/README.md, section Robbers");

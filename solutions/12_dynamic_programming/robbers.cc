@@ -37,6 +37,7 @@ int rob(const std::vector<int>& nums) {
 // The first and the last house are never both robbed: the best of the line without the last and
 // the line without the first.
 int rob_circular(const std::vector<int>& nums) {
+  contract::rob_circular(nums);
   if (nums.size() == 1) return nums[0];
   if (nums.empty()) return 0;
   return std::max(rob_range(nums, 0, nums.size() - 1), rob_range(nums, 1, nums.size()));

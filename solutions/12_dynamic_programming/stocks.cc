@@ -2,6 +2,7 @@
 #include <climits>
 #include <vector>
 
+#include "chapters/12_dynamic_programming/contracts.h"
 #include "chapters/12_dynamic_programming/stocks.h"
 
 // Every stock problem is one state machine walked day by day: `hold` = best cash while holding a
@@ -11,6 +12,7 @@
 namespace book::dp {
 
 int max_profit_one(const std::vector<int>& prices) {
+  contract::stock_prices("max_profit_one", prices);
   int hold = INT_MIN / 2, free = 0;
   for (int p : prices) {
     free = std::max(free, hold + p);
@@ -20,6 +22,7 @@ int max_profit_one(const std::vector<int>& prices) {
 }
 
 int max_profit_many(const std::vector<int>& prices) {
+  contract::stock_prices("max_profit_many", prices);
   int hold = INT_MIN / 2, free = 0;
   for (int p : prices) {
     const int previous_free = free;
@@ -29,12 +32,16 @@ int max_profit_many(const std::vector<int>& prices) {
   return free;
 }
 
-int max_profit_two(const std::vector<int>& prices) { return max_profit_k(2, prices); }
+int max_profit_two(const std::vector<int>& prices) {
+  contract::stock_prices("max_profit_two", prices);
+  return max_profit_k(2, prices);
+}
 
 //! [max_profit_k]
 // hold[j] / free[j] = best cash having started j transactions (a transaction starts at its buy).
 // Transactions beyond n/2 can never all fit, so k is capped (and 122's answer is the limit).
 int max_profit_k(int k, const std::vector<int>& prices) {
+  contract::max_profit_k(k, prices);
   const int n = static_cast<int>(prices.size());
   k = std::min(k, n / 2);
   if (k <= 0) return 0;
@@ -50,6 +57,7 @@ int max_profit_k(int k, const std::vector<int>& prices) {
 
 // A third state: `cooling` = just sold today, so tomorrow may not buy.
 int max_profit_cooldown(const std::vector<int>& prices) {
+  contract::stock_prices("max_profit_cooldown", prices);
   int hold = INT_MIN / 2, cooling = INT_MIN / 2, free = 0;
   for (int p : prices) {
     const int next_hold = std::max(hold, free - p);
@@ -61,6 +69,7 @@ int max_profit_cooldown(const std::vector<int>& prices) {
 }
 
 int max_profit_fee(const std::vector<int>& prices, int fee) {
+  contract::max_profit_fee(prices, fee);
   int hold = INT_MIN / 2, free = 0;
   for (int p : prices) {
     const int previous_free = free;

@@ -38,6 +38,37 @@ TEST(KvFormulas, BytesPerTokenAndBlocksPerSequence) {
   expect_error([] { kv_bytes_per_token({0, 4, 16}, DType::kF32); }, "n_layer must be >= 1, got 0");
 }
 
+// Review of issue 19: 65536 · 65536 wrapped to 0 in int, the buffers were empty and write()
+// copied to null. Sizes are now computed in int64 and capped at kMaxKvBytes (1 TiB).
+TEST(KvFormulas, ShapesAndPoolsWhoseSizesWouldWrapAreRefusedWithTheBytes) {
+  expect_error(
+      [] {
+        PagedKvCache cache({1, 65536, 65536}, 1, 1);
+      },
+      "KvShape: n_head · head_dim = 65536 · 65536 = 4294967296 numbers per token and "
+      "layer, more than an int holds");
+  // 2 · 2^20 layers · 2^20 · 4 bytes = 2^43 bytes per token.
+  expect_error(
+      [] {
+        kv_bytes_per_token({1 << 20, 1 << 10, 1 << 10}, DType::kF32);
+      },
+      "KvShape: one token's keys and values would take 2 · 1048576 · 1048576 · 4 bytes");
+  // 1 layer of 8 · 128: 8192 bytes per token; 2^20 blocks of 2^10 tokens = 2^43 bytes.
+  expect_error(
+      [] {
+        PagedKvCache cache({1, 8, 128}, 1 << 20, 1 << 10);
+      },
+      {"PagedKvCache: 1048576 blocks of 1024 tokens at 8192 bytes per token would take "
+       "8.79609e+12 bytes, more than 1099511627776 (1 TiB)"});
+  expect_error(
+      [] {
+        kv_pool_numbers("test", {1, 8, 128}, INT64_MAX, 16);
+      },
+      "test: 9223372036854775807 blocks of 16 tokens");
+  EXPECT_EQ(kv_pool_numbers("test", {3, 2, 5}, 7, 4), 3 * 7 * 4 * 2 * 5)
+      << "layers · blocks · block size · heads · head_dim";
+}
+
 TEST(PagedKvCache, HoldsExactlyItsBlocksAndWritesCopiesAndPoisons) {
   const KvShape shape{3, 2, 5};
   PagedKvCache cache(shape, 7, 4);

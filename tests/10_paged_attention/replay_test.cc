@@ -146,5 +146,44 @@ TEST(Replay, RefusesABudgetSmallerThanOneRequest) {
                "longer than max_len 100");
 }
 
+// Review of issue 19: a budget of 2^32 + 1 blocks passed the fit check in int64, then became 1
+// block in the BlockManager's int; nothing was ever admitted and the replay never ended.
+TEST(Replay, RefusesMoreBlocksThanAnIntCountsInsteadOfRunningForever) {
+  const auto requests = make_workload({.requests = 3});
+  PagedReplayOptions o;
+  o.budget_tokens = 4294967297;  // 2^32 + 1
+  o.block_size = 1;
+  expect_error([&] { replay_paged(requests, o); },
+               "replay_paged: the KV budget of 4294967297 tokens is 4294967297 blocks of 1, more "
+               "than an int counts (2147483647); use a smaller budget or larger blocks");
+  o.block_size = 2;  // 2^31 blocks: one more than an int holds
+  expect_error([&] { replay_paged(requests, o); }, "is 2147483648 blocks of 2");
+}
+
+// Review of issue 19: `kv --requests 10 --budget-tokens 100000` had no step with a request
+// waiting, so every "under load" mean was 0 and the stage printed paged / contiguous = "nanx".
+TEST(Replay, SaysWhenNoRequestEverWaitedInsteadOfARatioOfZeros) {
+  const auto requests = make_workload({.requests = 10});
+  PagedReplayOptions roomy;
+  roomy.budget_tokens = 100000;
+  const std::vector<ReplayResult> idle = {
+      replay_contiguous(requests, 100000, 2048, Reservation::kMaxLength),
+      replay_paged(requests, roomy)};
+  EXPECT_EQ(idle[0].steps_under_load, 0) << "48 max-length regions: all 10 fit";
+  EXPECT_EQ(idle[0].mean_running, 0) << "the mean over no steps";
+  const std::string note = without_pressure(idle);
+  EXPECT_NE(note.find("no memory pressure: no request ever waited in \"contiguous, max length\", "
+                      "whose KV budget of 100000 tokens holds every request at once"),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find("use a smaller --budget-tokens or more --requests"), std::string::npos)
+      << note;
+  const auto busy = make_workload({});
+  EXPECT_EQ(without_pressure({replay_paged(busy, {}),
+                              replay_contiguous(busy, 16384, 2048, Reservation::kMaxLength)}),
+            "")
+      << "the chapter's default run is under load";
+}
+
 }  // namespace
 }  // namespace book::kv

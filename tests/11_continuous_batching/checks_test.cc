@@ -8,6 +8,7 @@
 
 #include "chapters/10_paged_attention/served_model.h"
 #include "chapters/11_continuous_batching/engine.h"
+#include "chapters/11_continuous_batching/host_arena.h"
 #include "chapters/11_continuous_batching/scheduler.h"
 #include "common/testing/expect_error.h"
 #include "tests/11_continuous_batching/test_engine.h"
@@ -64,6 +65,29 @@ TEST(Engine, BadRequestsAndMismatchedPartsAreErrors) {
       },
       {"8 rows per step", "budget of 16"});
   EXPECT_FALSE(server.engine.has_work()) << "refused requests never entered the queue";
+}
+
+// Review of issue 19: only host blocks were range-checked, so a device block of 2^20 read far
+// outside the cache, and a cache of another shape was read with the arena's strides.
+TEST(HostKvArena, RefusesDeviceBlocksOutsideTheCacheAndACacheOfAnotherShape) {
+  const kv::KvShape shape{2, 2, 4};
+  kv::PagedKvCache cache(shape, 4, 4);
+  HostKvArena arena(shape, 2, 4);
+  const SwapCopy far{.id = 7, .device_blocks = {1 << 20}, .host_blocks = {0}, .positions = 1};
+  expect_error([&] { arena.swap_out(cache, far); },
+               "HostKvArena::swap_out: device block 1048576 is outside the cache of 4 blocks");
+  expect_error([&] { arena.swap_in(cache, far); },
+               "HostKvArena::swap_in: device block 1048576 is outside the cache of 4 blocks");
+  expect_error([&] { arena.swap_out(cache, {.device_blocks = {-1}, .host_blocks = {0}}); },
+               "device block -1 is outside");
+  kv::PagedKvCache wider({2, 3, 4}, 4, 4);
+  const SwapCopy fine{.id = 7, .device_blocks = {3}, .host_blocks = {1}, .positions = 4};
+  expect_error([&] { arena.swap_out(wider, fine); },
+               "HostKvArena::swap_out: the cache's shape (2 layers, 3 heads of 4) is not the "
+               "arena's (2 layers, 2 heads of 4)");
+  expect_error([&] { arena.swap_in(wider, fine); }, "HostKvArena::swap_in: the cache's shape");
+  // In range and of one shape: 4 positions · 2 (K and V) · 2 layers · 2 heads · 4 · 4 bytes.
+  EXPECT_EQ(arena.swap_out(cache, fine), 4 * 2 * 2 * 2 * 4 * 4);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "common/testing/expect_error.h"
 #include "tests/11_continuous_batching/server_testing.h"
 
 namespace book::serve {
@@ -241,6 +242,17 @@ TEST(Api, MalformedChatAndTokenArrayBodiesGetA400WithAMessage) {
       {chat, R"({"messages": [{"role": "user", "content": ""}]})", "the last message must be"},
       {chat, R"({"messages": [{"role": "user", "content": "1+a="}]})",
        "'messages[0].content': character \"a\" at offset 2 is not in the model's vocabulary"},
+      // Review of issue 19: these got a 500, their single bytes of "é" not being UTF-8.
+      {chat, "{\"messages\": [{\"role\": \"user\", \"content\": \"1\xC3\xA9\"}]}",
+       "'messages[0].content': character \"\xEF\xBF\xBD\" at offset 1"},
+      {completions,
+       "{\"prompt\": \"1\", \"stop\": \"" + std::string(35, '1') +
+           "\xC3\xA9"
+           "111\"}",
+       "got \"" + std::string(35, '1') + "..."},
+      {completions, R"({"prompt": "1", "stop": [[[[[[[[1]]]]]]]]})",
+       "each stop sequence must be one character of \"0123456789+=\" (the engine stops on single "
+       "tokens), got an array of 1 value"},
   };
   for (const Bad& b : bad) {
     const auto res = client.Post(b.path, b.body, "application/json");
@@ -253,6 +265,42 @@ TEST(Api, MalformedChatAndTokenArrayBodiesGetA400WithAMessage) {
         << "\nactual: " << error["error"]["message"];
   }
   EXPECT_EQ(server.engine().accepted(), 0) << "none of them reached the engine";
+}
+
+// Review of issue 19, without a server: the refusals are book::Errors, and their messages
+// survive error_body().
+TEST(Api, DeepNestingAndBytesThatAreNotUtf8AreRefusedAsApiErrors) {
+  const ApiModel model{"addition", "0123456789+=", 64};
+  using book::testing::expect_error;
+  expect_error([&] { parse_completion_request("{\"prompt\": \"1+\xC3\xA9\"}", model); },
+               "'prompt': character \"\xEF\xBF\xBD\" at offset 2 is not in the model's vocabulary");
+  // The body's object is level 1; 63 arrays inside it are accepted (and refused as a prompt),
+  // 64 are one level too many.
+  auto nested = [](int levels) {
+    return "{\"prompt\": " + std::string(levels, '[') + "1" + std::string(levels, ']') + "}";
+  };
+  expect_error([&] { parse_completion_request(nested(63), model); },
+               "'prompt' must be a string or an array of token ids (integers), one prompt per "
+               "request, got an array of 1 value");
+  expect_error([&] { parse_completion_request(nested(64), model); },
+               "the body nests arrays and objects more than 64 levels deep");
+  expect_error(
+      [&] { parse_completion_request(std::string(200000, '[') + std::string(200000, ']'), model); },
+      "more than 64 levels deep");
+  // A stop string of 35 ones, "é" and 3 ones: shown() cuts at 37 bytes, inside the "é".
+  expect_error(
+      [&] {
+        parse_completion_request("{\"prompt\": \"1\", \"stop\": \"" + std::string(35, '1') +
+                                     "\xC3\xA9"
+                                     "111\"}",
+                                 model);
+      },
+      "(the engine stops on single tokens), got \"" + std::string(35, '1') + "...");
+  std::string body;
+  ASSERT_NO_THROW(body = error_body(400, "prompt", "got \"\xC3\""));
+  EXPECT_NE(json::parse(body)["error"]["message"].get<std::string>().find("\xEF\xBF\xBD"),
+            std::string::npos)
+      << body;
 }
 
 }  // namespace

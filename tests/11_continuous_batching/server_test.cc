@@ -126,6 +126,12 @@ TEST(Server, MalformedRequestsGetA4xxWithAMessageAndTheServerKeepsServing) {
       {"{\"prompt\": \"1+1=\", \"n\": 2}", 400, "'n' must be 1"},
       {"{\"prompt\": \"1+1=\", \"max_token\": 2}", 400, "unknown field 'max_token'"},
       {"{\"prompt\": \"1+1=\", \"model\": \"gpt-4\"}", 404, "use \"addition\""},
+      // Review of issue 19: printing this body in "must be a JSON object" recursed 200,000 levels
+      // and the segfault ended the server; a non-ASCII prompt got a 500 (its byte is not UTF-8).
+      {std::string(200000, '[') + std::string(200000, ']'), 400,
+       "nests arrays and objects more than 64 levels deep"},
+      {"{\"prompt\": \"1+\\u00e9\"}", 400, "at offset 2 is not in the model's vocabulary"},
+      {"{\"prompt\": \"1+\xC3\xA9\"}", 400, "at offset 2 is not in the model's vocabulary"},
   };
   for (const Bad& b : bad) {
     const auto res = post(client, b.body);

@@ -81,6 +81,23 @@ TEST(Arrivals, SeededPoissonAndBurstyGammaHaveTheRequestedRate) {
   expect_error([&] { with_arrivals(requests, {1, -1, 1}); }, {"gamma_shape", "-1"});
 }
 
+// Review of issue 19: an infinite shape made the gamma sampler compare against NaN forever.
+TEST(Arrivals, InfiniteOrNaNRatesAndShapesAreRefusedNotLoopedOn) {
+  const auto requests = lengths(4);
+  expect_error(
+      [&] {
+        with_arrivals(requests, {4, INFINITY, 1});
+      },
+      "with_arrivals: gamma_shape must be finite and > 0 (1 is Poisson), got inf");
+  expect_error(
+      [&] {
+        with_arrivals(requests, {INFINITY, 1, 1});
+      },
+      "with_arrivals: rate must be finite and > 0 requests/s, got inf");
+  expect_error([&] { with_arrivals(requests, {NAN, 1, 1}); }, "rate must be finite");
+  expect_error([&] { with_arrivals(requests, {4, NAN, 1}); }, "gamma_shape must be finite");
+}
+
 TEST(Simulate, ContinuousRunsEveryUsefulRowOnceWithoutPreemption) {
   const auto timed = with_arrivals(lengths(300), {20, 1, 7});
   ContinuousOptions options;
@@ -175,6 +192,51 @@ TEST(Simulate, SloThresholdStopsAdmittingAtTheSlo) {
   EXPECT_LT(most_running(capped), most_running(plain)) << "the batch stops growing at the SLO";
   EXPECT_EQ(capped.timings.size(), timed.size());
   EXPECT_EQ(capped.rows, capped.useful_rows);
+}
+
+// Review of issue 19: an SLO of 10^9 ms left room for ~2·10^10 rows; converting that double to
+// int was undefined (INT_MIN on x86), which set the token budget to max_running (128 here) and
+// silently changed every step. An SLO that never binds must leave the run as it was.
+TEST(Simulate, AnSloThatNeverBindsLeavesTheRunUnchanged) {
+  const auto timed = with_arrivals(lengths(300), {40, 1, 4});
+  ContinuousOptions options;
+  options.scheduler = {128, 2048, true};
+  const SimResult plain = simulate_continuous(timed, options, CostModel{});
+  options.step_slo_ms = 1e9;
+  const SimResult loose = simulate_continuous(timed, options, CostModel{});
+  ASSERT_EQ(loose.steps.size(), plain.steps.size()) << "SLO 1e9 ms, budget 2048 tokens";
+  for (std::size_t i = 0; i < plain.steps.size(); ++i)
+    ASSERT_EQ(loose.steps[i].prefill_rows, plain.steps[i].prefill_rows) << "step " << i;
+}
+
+TEST(Simulate, BadArrivalTimesAndCostModelsAreRefusedNotLoopedOn) {
+  auto timed = with_arrivals(lengths(3), {4, 1, 1});
+  timed[1].arrival_ms = NAN;  // never <= now: the loop waited for it forever
+  expect_error([&] { simulate_continuous(timed, {}, CostModel{}); },
+               "simulate_continuous: request 1 arrives at nan ms; arrival times must be finite "
+               "and >= 0");
+  expect_error([&] { simulate_static(timed, 2, CostModel{}); }, "simulate_static: request 1");
+  timed[1].arrival_ms = -1;
+  expect_error([&] { simulate_continuous(timed, {}, CostModel{}); }, "arrives at -1 ms");
+  timed[1].arrival_ms = timed[2].arrival_ms;
+  ContinuousOptions slo;
+  slo.step_slo_ms = 15;
+  expect_error(
+      [&] {
+        simulate_continuous(timed, slo, CostModel{7, 0, 0, 0});
+      },
+      "divides by the cost model's per_token_ms, which must then be > 0, got 0");
+  expect_error(
+      [&] {
+        simulate_continuous(timed, {}, CostModel{7, -1, 0, 0});
+      },
+      "CostModel: per_token_ms must be finite and >= 0, got -1");
+  expect_error(
+      [&] {
+        simulate_static(timed, 2, CostModel{INFINITY, 0, 0, 0});
+      },
+      "CostModel: step_ms must be finite and >= 0, got inf");
+  EXPECT_NO_THROW(simulate_static(timed, 2, CostModel{1, 0, 0, 0}));  // per_token_ms 0: no SLO
 }
 
 }  // namespace

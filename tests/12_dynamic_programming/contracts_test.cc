@@ -117,8 +117,72 @@ TEST(Contracts, ElementsSizesAndShapesAreRefusedNamingTheElement) {
   expect_error([] { rob(std::vector<int>(101, 1)); }, "at most 100 houses, got 101");
   expect_error([] { max_envelopes({{1, 2}, {3}}); }, "envelope 1 has 1 entries");
   expect_error([] { max_sub_array({}); }, "max_sub_array: needs a non-empty input");
-  expect_error([] { max_sub_array({INT_MAX, 1}); }, "the sum of the first 2 values is 2147483648");
+  expect_error([] { max_sub_array({INT_MAX, 1}); }, "values 0..1 sum to 2147483648");
   EXPECT_NO_THROW(contract::max_sub_array({INT_MAX, -5, 5}));
+}
+
+// Review of issue 19: inputs the contracts let through and then overflowed or ran for hours.
+TEST(Contracts, MaxSubArrayRefusesASubarrayWhoseSumDoesNotFitEvenWhenThePrefixesDo) {
+  // Prefixes 0, -2147483647, 0, 2147483647 all fit in int; values 1..2 sum to
+  // 2 · 2147483647 = 4294967294, the true answer, which does not (Kadane's INT_MAX + INT_MAX).
+  expect_error(
+      [] {
+        max_sub_array({-2147483647, 2147483647, 2147483647});
+      },
+      {"max_sub_array: every subarray's sum must fit in int (the answer would not)",
+       "values 1..2 sum to 4294967294"});
+  // The most negative subarray counts too: -1 + INT_MIN = -2147483649.
+  expect_error([] { max_sub_array({5, -1, INT_MIN}); }, "values 1..2 sum to -2147483649");
+  EXPECT_NO_THROW(contract::max_sub_array({INT_MIN}));  // the answer INT_MIN itself fits
+}
+
+TEST(Contracts, TableSizesAreCappedBeforeAmountPlusOneOverflowsOrAllocatesGigabytes) {
+  expect_error([] { change(INT_MAX, {1}); },
+               "change: amount must be in [0, 10000000] (the table has amount + 1 entries), got "
+               "2147483647");
+  expect_error([] { coin_change({1}, 2000000000); },
+               "coin_change: amount must be in [0, 10000000]");
+  expect_error([] { combination_sum4({1}, 10000001); },
+               "combination_sum4: target must be in [1, 10000000]");
+  expect_error([] { num_squares(2147483646); },
+               "num_squares: n must be in [1, 1000000] (the table walks n · sqrt(n) steps), got "
+               "2147483646");
+  expect_error([] { unique_paths(100000, 100000); },
+               {"unique_paths: m × n (the cells the table walks) must be in [1, 10000000]",
+                "got 10000000000"});
+  EXPECT_NO_THROW(contract::change(10000000, {1}));
+  EXPECT_NO_THROW(contract::unique_paths(1, 10000000));
+  EXPECT_NO_THROW(contract::num_squares(1000000));
+}
+
+TEST(Contracts, RobCircularAndTheStockProblemsCheckTheirStatedLimits) {
+  expect_error([] { rob_circular({401}); },
+               "rob_circular: every nums must be in [0, 400], got nums[0] = 401");
+  expect_error([] { rob_circular(std::vector<int>(5, INT_MAX)); }, "got nums[0] = 2147483647");
+  expect_error([] { rob_circular(std::vector<int>(101, 1)); }, "at most 100 houses, got 101");
+  expect_error(
+      [] {
+        max_profit_many({0, INT_MAX, 0, INT_MAX});
+      },
+      "max_profit_many: every prices must be in [0, 10000], got prices[1] = 2147483647");
+  expect_error(
+      [] {
+        max_profit_one({3, -1});
+      },
+      "max_profit_one: every prices must be in [0, 10000]");
+  expect_error([] { max_profit_two({10001}); }, "max_profit_two: every prices");
+  expect_error([] { max_profit_cooldown(std::vector<int>(30001, 1)); },
+               "max_profit_cooldown: at most 30000 days, got 30001");
+  expect_error([] { max_profit_k(-1, {1, 2}); }, "max_profit_k: k must be in [0, ");
+  expect_error([] { max_profit_k(2, {1, 20000}); }, "got prices[1] = 20000");
+  expect_error(
+      [] {
+        max_profit_fee({1, 2}, -1);
+      },
+      "max_profit_fee: fee must be in [0, 50000], got -1");
+  expect_error([] { max_profit_fee({1, 2}, INT_MAX); }, "got 2147483647");
+  EXPECT_NO_THROW(contract::stock_prices("max_profit_one", std::vector<int>(30000, 10000)));
+  EXPECT_NO_THROW(contract::max_profit_fee({}, 50000));
 }
 
 TEST(Contracts, ATreeOutsideTheContractIsRefused) {
