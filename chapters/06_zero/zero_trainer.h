@@ -61,7 +61,8 @@ ZeroOptions checked_options(coll::Communicator& comm, const ZeroOptions& options
                             bool sharded_parameters);
 
 /// Chapter 5's data path: draw the global micro-batch of `micro_batch` sequences from `rng` and
-/// keep the rows `sampler` gives this rank.
+/// keep the rows `sampler` gives this rank. Requires sampler.options().dataset_size ==
+/// micro_batch (the sampler indexes the micro-batch); throws book::Error otherwise.
 train::Batch local_batch(const train::AdditionTask& task, Rng& rng,
                          const ddp::DistributedSampler& sampler, int micro_batch);
 

@@ -117,6 +117,17 @@ TEST(BadInput, SettingsThatCanOnlyDivergeAreRefusedUpFront) {
                               "epsilon must be positive and finite, got nan");
 }
 
+// local_batch(task, rng, DistributedSampler({8, 8, 2}, 1), 4) took rows 4-7 of a 4-row batch.
+TEST(BadInput, LocalBatchRefusesASamplerLargerThanTheMicroBatch) {
+  const train::AdditionTask task(2);
+  Rng rng(7);
+  const ddp::DistributedSampler sampler({.dataset_size = 8, .global_batch = 8, .world_size = 2},
+                                        1);
+  book::testing::expect_error([&] { local_batch(task, rng, sampler, 4); },
+                              {"local_batch", "dataset of 8", "micro-batch has 4",
+                               "dataset_size = micro_batch"});
+}
+
 // Every rank's error after a NaN is planted in rank 1's weights, or "" if its step went through.
 struct DivergedRun {
   std::vector<std::string> errors = std::vector<std::string>(2);
