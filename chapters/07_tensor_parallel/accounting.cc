@@ -25,8 +25,7 @@ std::size_t layer_activation_bytes(const train::Config& config, int batch, int s
                                              << batch << " and seq_len " << seq_len
                                              << " must be >= 1");
   BOOK_CHECK(t >= 1 && config.n_head % t == 0,
-             "layer_activation_bytes: t = " << t << " must be >= 1 and divide the "
-                                            << config.n_head
+             "layer_activation_bytes: t = " << t << " must be >= 1 and divide the " << config.n_head
                                             << " heads; use a tensor-parallel size that does");
   BOOK_CHECK(sequence_parallel == SequenceParallel::kOff ||
                  (static_cast<std::int64_t>(batch) * seq_len) % t == 0,

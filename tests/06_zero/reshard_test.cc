@@ -127,19 +127,28 @@ EXERCISE_TEST("zero.reshard_checkpoint", Reshard, RefusesShortSavedSpansAndOverl
   const std::vector<std::span<float>> mm = {a}, mmm = {am}, mv = {av};
 
   const std::vector<SavedPiece> too_short = {{{0, 10}, five_master, five_m, five_v}};
-  book::testing::expect_error([&] { reshard(too_short, {ranges, mm, mmm, mv}); },
-                              {"saved piece 0 [0, 10)", "5 master", "range's size"});
+  book::testing::expect_error(
+      [&] {
+        reshard(too_short, {ranges, mm, mmm, mv});
+      },
+      {"saved piece 0 [0, 10)", "5 master", "range's size"});
 
   const std::vector<SavedPiece> twice = {{{0, 5}, five_master, five_m, five_v},
                                          {{0, 5}, five_master, five_m, five_v}};
-  book::testing::expect_error([&] { reshard(twice, {ranges, mm, mmm, mv}); },
-                              {"[0, 5) and [0, 5) overlap"});
+  book::testing::expect_error(
+      [&] {
+        reshard(twice, {ranges, mm, mmm, mv});
+      },
+      {"[0, 5) and [0, 5) overlap"});
   // Refused before copying anything: the new piece keeps its poison.
   for (int i = 0; i < 10; ++i) EXPECT_EQ(a[i], 7.0f) << "element " << i;
 
   const std::vector<SavedPiece> backwards = {{{6, 4}, {}, {}, {}}};
-  book::testing::expect_error([&] { reshard(backwards, {ranges, mm, mmm, mv}); },
-                              "saved piece 0 [6, 4)");
+  book::testing::expect_error(
+      [&] {
+        reshard(backwards, {ranges, mm, mmm, mv});
+      },
+      "saved piece 0 [6, 4)");
 }
 
 }  // namespace

@@ -280,10 +280,16 @@ TEST(Routing, CheckDispatchRefusesAPlacementThatDoesNotFit) {
   MoeConfig eight = small_config(8);
   const Routing routing = route(probs.data(), 3, eight);
   check_dispatch(routing, {8, 2, 1}, 2, 1);
-  expect_error([&] { check_dispatch(routing, {4, 2, 0}, 2, 0); },
-               {"spreads 4 experts", "among 8", "same MoeConfig"});
-  expect_error([&] { check_dispatch(routing, {8, 4, 0}, 2, 0); },
-               {"placement is rank 0 of 4", "communicator is rank 0 of 2"});
+  expect_error(
+      [&] {
+        check_dispatch(routing, {4, 2, 0}, 2, 0);
+      },
+      {"spreads 4 experts", "among 8", "same MoeConfig"});
+  expect_error(
+      [&] {
+        check_dispatch(routing, {8, 4, 0}, 2, 0);
+      },
+      {"placement is rank 0 of 4", "communicator is rank 0 of 2"});
   expect_error([&] { check_dispatch(routing, {8, 3, 0}, 3, 0); }, "cannot be spread evenly");
   Routing cut = routing;
   cut.load.pop_back();
