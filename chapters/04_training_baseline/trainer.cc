@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "chapters/04_training_baseline/checkpoint.h"
+#include "chapters/04_training_baseline/checkpoint_checks.h"
 #include "chapters/04_training_baseline/clipping.h"
 #include "chapters/04_training_baseline/mixed_precision.h"
 #include "chapters/04_training_baseline/profile.h"
@@ -262,13 +263,7 @@ std::vector<float> finite_section(const CheckpointReader& in, const std::string&
                                   const std::string& name, std::size_t count, bool non_negative) {
   std::vector<float> values(count);
   in.read_array<float>(name, std::span<float>(values));
-  for (std::size_t i = 0; i < count; ++i)
-    BOOK_CHECK(std::isfinite(values[i]) && (!non_negative || values[i] >= 0),
-               "checkpoint " << path << ": section '" << name << "' holds " << values[i]
-                             << " at element " << i << " ("
-                             << (non_negative ? "a finite value >= 0" : "a finite value")
-                             << " expected): the run that wrote it had diverged, or the file was "
-                                "made by hand; resume from an earlier checkpoint");
+  check_finite_section("checkpoint " + path, name, values, non_negative);
   return values;
 }
 
@@ -296,30 +291,16 @@ void Trainer::load(const std::string& path) {
                            << precision_code(options_.precision) << ")");
   const auto step = in.read_value<std::int64_t>("step");
   const auto adam_step = in.read_value<std::int64_t>("adam_step");
-  // 2^53 steps is 285 years at a step per microsecond: a larger count is a damaged file, and one
-  // near 2^63 would overflow when the run goes on.
-  constexpr std::int64_t kMostSteps = std::int64_t{1} << 53;
-  BOOK_CHECK(step >= 0 && step <= kMostSteps && adam_step >= 0 && adam_step <= step,
-             "checkpoint " << path << ": step " << step << " and Adam's step " << adam_step
-                           << " are not counts of a run (need 0 <= Adam's step <= step <= 2^53: "
-                              "skipped steps do not update Adam)");
+  check_checkpoint_steps("checkpoint " + path, step, adam_step);
   const std::vector<float> weights = finite_section(in, path, "weights", master().size(), false);
   const std::vector<float> m = finite_section(in, path, "adam_m", adam_.m().size(), false);
   const std::vector<float> v = finite_section(in, path, "adam_v", adam_.v().size(), true);
   std::uint64_t state[4];
   in.read_array<std::uint64_t>("data_rng", std::span<std::uint64_t>(state, 4));
-  BOOK_CHECK(state[0] | state[1] | state[2] | state[3],
-             "checkpoint " << path
-                           << ": the data stream's state is all zeros, which xoshiro never "
-                              "leaves (it would draw zeros forever); the file was not written "
-                              "by save()");
-  LossScaler scaler = scaler_;
-  try {
-    scaler.restore(in.read_value<float>("loss_scale"),
-                   in.read_value<std::int32_t>("loss_scale_clean_steps"));
-  } catch (const Error& e) {
-    throw Error("checkpoint " + path + ": " + e.what());
-  }
+  check_data_rng_state("checkpoint " + path, std::span<const std::uint64_t, 4>(state, 4));
+  const LossScaler scaler =
+      restored_scaler("checkpoint " + path, scaler_, in.read_value<float>("loss_scale"),
+                      in.read_value<std::int32_t>("loss_scale_clean_steps"));
 
   // Commit: nothing below can fail.
   step_ = step;

@@ -2,7 +2,9 @@
 #include "chapters/05_data_parallel/bottleneck.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
+#include <utility>
 
 #include "common/check.h"
 #include "common/table.h"
@@ -54,8 +56,17 @@ Diagnosis classify_bottleneck(std::span<const RankSpans> ranks) {
   std::vector<double> own_work, waits, data_shares, comm_shares, compute_shares;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const RankSpans& s = ranks[r];
-    BOOK_CHECK(s.step > 0, "classify_bottleneck: rank " << r << "'s step time is " << s.step
-                                                        << " s; it must be positive");
+    BOOK_CHECK(s.step > 0 && std::isfinite(s.step), "classify_bottleneck: rank "
+                                                        << r << "'s step time is " << s.step
+                                                        << " s; it must be positive and finite");
+    // A NaN share would reach std::sort (undefined) and a share outside [0, 1] would decide the
+    // answer on a span that cannot be: each span is a part of the step.
+    for (const auto& [name, span] : {std::pair{"data", s.data}, std::pair{"compute", s.compute},
+                                     std::pair{"comm_wait", s.comm_wait}})
+      BOOK_CHECK(span >= 0 && span <= s.step, "classify_bottleneck: rank "
+                                                  << r << "'s " << name << " time is " << span
+                                                  << " s; it must be between 0 and its step time "
+                                                  << s.step << " s");
     own_work.push_back(s.data + s.compute);
     waits.push_back(s.comm_wait);
     data_shares.push_back(s.data / s.step);

@@ -65,8 +65,8 @@ inline constexpr double kDataShare = 0.20;
 /// Rule 3: the median rank's exposed communication over its step.
 inline constexpr double kCommShare = 0.25;
 
-/// Applies the four rules to one entry per rank. Throws book::Error for no ranks or a
-/// non-positive step time.
+/// Applies the four rules to one entry per rank. Throws book::Error for no ranks, a step time
+/// that is not positive and finite, or a data, compute or comm_wait time outside [0, step].
 Diagnosis classify_bottleneck(std::span<const RankSpans> ranks);
 
 /// The mean over `steps` of one rank's StepTimes, as RankSpans (optimizer time counts as compute).

@@ -1,8 +1,11 @@
 // Checkpoints of a data-parallel run: the replicas are equal, so rank 0 writes one file (chapter
 // 4's format and section names, so chapter 4's Trainer can load it) and every rank reads it.
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "chapters/04_training_baseline/checkpoint.h"
+#include "chapters/04_training_baseline/checkpoint_checks.h"
 #include "chapters/05_data_parallel/ddp_trainer.h"
 #include "common/check.h"
 
@@ -49,16 +52,36 @@ void DdpTrainer::load(const std::string& path) {
              "checkpoint " << path << " was written in precision code " << precision
                            << " (0 f32, 1 bf16, 2 f16); this run is "
                            << dtype_name(options_.train.precision));
-  step_ = in.read_value<std::int64_t>("step");
-  adam_.set_step(in.read_value<std::int64_t>("adam_step"));
-  in.read_array<float>("weights", master());
-  in.read_array<float>("adam_m", adam_.m());
-  in.read_array<float>("adam_v", adam_.v());
+  // Everything is read and checked into temporaries first (chapter 4's checks): a refused file
+  // leaves the run exactly as it was.
+  const std::string what = "checkpoint " + path;
+  const auto step = in.read_value<std::int64_t>("step");
+  const auto adam_step = in.read_value<std::int64_t>("adam_step");
+  train::check_checkpoint_steps(what, step, adam_step);
+  auto finite = [&](const std::string& name, std::size_t count, bool non_negative) {
+    std::vector<float> values(count);
+    in.read_array<float>(name, std::span<float>(values));
+    train::check_finite_section(what, name, values, non_negative);
+    return values;
+  };
+  const std::vector<float> weights = finite("weights", master().size(), false);
+  const std::vector<float> m = finite("adam_m", adam_.m().size(), false);
+  const std::vector<float> v = finite("adam_v", adam_.v().size(), true);
   std::uint64_t state[4];
   in.read_array<std::uint64_t>("data_rng", std::span<std::uint64_t>(state, 4));
+  train::check_data_rng_state(what, std::span<const std::uint64_t, 4>(state, 4));
+  const train::LossScaler scaler =
+      train::restored_scaler(what, scaler_, in.read_value<float>("loss_scale"),
+                             in.read_value<std::int32_t>("loss_scale_clean_steps"));
+
+  // Commit: nothing below can fail.
+  step_ = step;
+  adam_.set_step(adam_step);
+  std::copy(weights.begin(), weights.end(), master().begin());
+  std::copy(m.begin(), m.end(), adam_.m().begin());
+  std::copy(v.begin(), v.end(), adam_.v().begin());
   data_rng_.set_state(std::span<const std::uint64_t, 4>(state, 4));
-  scaler_.restore(in.read_value<float>("loss_scale"),
-                  in.read_value<std::int32_t>("loss_scale_clean_steps"));
+  scaler_ = scaler;
   if (mixed()) refresh_low_weights();
   verify_replicas();  // every rank must have read the same file
 }

@@ -90,7 +90,10 @@ class DdpTrainer {
   /// Rank 0 writes a checkpoint atomically (chapter 4's format and sections, so chapter 4's
   /// Trainer::load reads it), then every rank waits for it (barrier). Collective.
   void save(const std::string& path);
-  /// Every rank reads the checkpoint, then verify_replicas(). Collective.
+  /// Every rank reads the checkpoint, then verify_replicas(). Collective. The file gets chapter
+  /// 4's checks (Trainer::load's: counts a run can reach, finite weights and moments, a data
+  /// stream that is not all zeros, a loss scale in range) before anything changes: a refused load
+  /// throws book::Error and leaves the trainer as it was.
   void load(const std::string& path);
 
   std::int64_t steps_done() const { return step_; }  ///< Optimizer steps so far.

@@ -40,7 +40,8 @@ NodeGroups split_by_node(coll::Communicator& world, int ranks_per_node);
 /// `data` into this local rank's shard (coll::shard_of(count, g, local_rank)), summing;
 /// (2) groups.inter->all_reduce of that shard, summing; for kAvg, then scale it by 1/N
 /// (coll::scale); (3) groups.intra->all_gather of the shard back into `data`. Use `algorithm` for
-/// all three. kMax works the same with kMax in place of the sums.
+/// all three. kMax works the same with kMax in place of the sums. First throw book::Error if
+/// groups.intra or groups.inter is null (a default NodeGroups{}, not made by split_by_node).
 /// \exercise{ddp.hierarchical_all_reduce}
 void hierarchical_all_reduce(NodeGroups& groups, coll::Buffer data, coll::ReduceOp op,
                              coll::Algorithm algorithm = coll::Algorithm::kRing);

@@ -2,15 +2,51 @@
 #include "chapters/05_data_parallel/scaling_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/check.h"
 
 namespace book::ddp {
+namespace {
+
+// A NaN, negative or infinite figure would not stop the model: it would answer NaN or a
+// nonsense efficiency, so every figure is checked where it enters.
+void check_link(const char* caller, const char* which, const Link& link) {
+  BOOK_CHECK(std::isfinite(link.alpha_s) && link.alpha_s >= 0,
+             caller << ": the " << which << " link's alpha_s must be finite and >= 0, got "
+                    << link.alpha_s);
+  BOOK_CHECK(std::isfinite(link.bytes_per_s) && link.bytes_per_s > 0,
+             caller << ": the " << which << " link's bytes_per_s must be finite and positive, got "
+                    << link.bytes_per_s);
+}
+
+void check_cluster(const char* caller, const Cluster& cluster) {
+  BOOK_CHECK(cluster.ranks_per_node >= 1,
+             caller << ": ranks_per_node must be >= 1, got " << cluster.ranks_per_node);
+  check_link(caller, "intra-node", cluster.intra);
+  check_link(caller, "inter-node", cluster.inter);
+}
+
+void check_workload(const Workload& w) {
+  BOOK_CHECK(std::isfinite(w.gradient_bytes) && w.gradient_bytes >= 0,
+             "predict_step: gradient_bytes must be finite and >= 0, got " << w.gradient_bytes);
+  BOOK_CHECK(std::isfinite(w.flops_per_sample) && std::isfinite(w.global_batch) &&
+                 std::isfinite(w.flops_per_s) && std::isfinite(w.replicated_s),
+             "predict_step: every figure of the workload must be finite, got "
+                 << w.flops_per_sample << " FLOPs per sample, batch " << w.global_batch << ", "
+                 << w.flops_per_s << " FLOP/s, replicated_s " << w.replicated_s);
+  BOOK_CHECK(w.backward_share >= 0 && w.backward_share <= 1,
+             "predict_step: backward_share is backward's share of compute, in [0, 1]; got "
+                 << w.backward_share);
+}
+
+}  // namespace
 
 double ring_all_reduce_seconds(int ranks, double bytes, const Link& link) {
   BOOK_CHECK(ranks >= 1 && link.bytes_per_s > 0 && bytes >= 0,
              "ring_all_reduce_seconds: needs ranks >= 1, bytes >= 0 and a positive bandwidth, got "
                  << ranks << ", " << bytes << ", " << link.bytes_per_s);
+  check_link("ring_all_reduce_seconds", "given", link);
   if (ranks == 1) return 0;
   const double steps = 2.0 * (ranks - 1);
   return steps * link.alpha_s + steps / ranks * bytes / link.bytes_per_s;
@@ -28,6 +64,7 @@ double hierarchical_all_reduce_seconds(int ranks, int ranks_per_node, double byt
 }
 
 double all_reduce_seconds(int ranks, double bytes, const Cluster& cluster) {
+  check_cluster("all_reduce_seconds", cluster);  // ranks % 0 was a SIGFPE
   if (ranks <= cluster.ranks_per_node) return ring_all_reduce_seconds(ranks, bytes, cluster.intra);
   if (cluster.hierarchical && ranks % cluster.ranks_per_node == 0)
     return hierarchical_all_reduce_seconds(ranks, cluster.ranks_per_node, bytes, cluster.intra,
@@ -46,6 +83,8 @@ StepPrediction predict_step(const Workload& w, const Cluster& cluster, int ranks
              "buckets, got N = "
                  << ranks << ", " << w.flops_per_s << " FLOP/s, batch " << w.global_batch << ", "
                  << w.buckets << " buckets");
+  check_workload(w);
+  check_cluster("predict_step", cluster);
   StepPrediction p;
   p.ranks = ranks;
   BOOK_CHECK(w.replicated_s >= 0,

@@ -56,7 +56,8 @@ struct StepPrediction {
   double efficiency = 0;     ///< samples_per_s / (N × the one-rank rate without communication)
 };
 
-/// 2(N−1)α + 2(N−1)/N · S/B: one ring all-reduce of `bytes` on N ranks (0 for N = 1).
+/// 2(N−1)α + 2(N−1)/N · S/B: one ring all-reduce of `bytes` on N ranks (0 for N = 1). Requires
+/// a finite α ≥ 0 and a finite B > 0.
 double ring_all_reduce_seconds(int ranks, double bytes, const Link& link);
 
 /// Reduce-scatter and all-gather inside nodes of g ranks (2(g−1)α_intra + 2(g−1)/g · S/B_intra)
@@ -65,11 +66,15 @@ double hierarchical_all_reduce_seconds(int ranks, int ranks_per_node, double byt
                                        const Link& intra, const Link& inter);
 
 /// One bucket's all-reduce on N ranks of `cluster`: intra-node links alone when N ≤ g; across
-/// nodes a flat ring at the inter-node link's pace, or hierarchical_all_reduce_seconds.
+/// nodes a flat ring at the inter-node link's pace, or hierarchical_all_reduce_seconds. Throws
+/// book::Error for ranks_per_node < 1 or a link whose α is negative or not finite or whose B is
+/// not positive and finite.
 double all_reduce_seconds(int ranks, double bytes, const Cluster& cluster);
 
 /// The step on N ranks, with the buckets overlapping backward when `overlap`, else after it.
-/// Throws book::Error for N < 1, a non-positive rate, batch or bucket count.
+/// Throws book::Error for N < 1, a non-positive rate, batch or bucket count, a figure of the
+/// workload that is negative or not finite, backward_share outside [0, 1], or a bad cluster (as
+/// all_reduce_seconds).
 StepPrediction predict_step(const Workload& workload, const Cluster& cluster, int ranks,
                             bool overlap);
 

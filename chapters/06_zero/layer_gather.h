@@ -18,9 +18,10 @@ namespace book::zero {
 /// Exercise zero.gather_layer_parameters: all-gather one layer's parameters over `comm`'s N
 /// ranks into `full`, the FP32 buffer the model reads (the layer's |unit| elements, every rank).
 ///
-/// `piece` is this rank's shard of the layer in the wire type (piece.dtype: kF32, kBF16 or kF16):
-/// exactly coll::shard_of(full.size(), N, rank).count elements; throw book::Error naming the
-/// rank, the expected count and the one given otherwise (before communicating).
+/// `piece` is this rank's shard of the layer in the wire type (piece.dtype: kF32, kBF16 or kF16;
+/// throw book::Error naming any other type, e.g. kF64, before communicating), of exactly
+/// coll::shard_of(full.size(), N, rank).count elements; throw book::Error naming the rank, the
+/// expected count and the one given otherwise (before communicating).
 /// - kF32: all-gather `piece` straight into `full`.
 /// - kBF16 / kF16: all-gather into the first full.size() elements of `staging` (16-bit; throw
 ///   book::Error if it is shorter), then train::decode them into `full`.

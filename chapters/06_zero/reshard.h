@@ -31,12 +31,14 @@ struct NewPieces {
 };
 
 /// Exercise zero.reshard_checkpoint: fill every element of every new piece from the saved pieces
-/// (the saved pieces do not overlap one another; they came from any number of ranks). For each
+/// (the saved pieces came from any number of ranks). For each
 /// new piece and each saved piece, copy the elements both contain — master, m and v — to their
 /// places (element e of the flat buffer is element e − range.begin of either piece). Then, if an
 /// element of a new piece was contained in no saved piece, throw book::Error naming the first such
-/// element and the piece ("the checkpoint does not hold element ..."). Also throw if the spans of
-/// `mine` do not have one entry per range of the range's size.
+/// element and the piece ("the checkpoint does not hold element ..."). Also throw, before copying
+/// anything, if the spans of `mine` do not have one entry per range of the range's size, if a
+/// saved piece's master, m or v span is not of its range's size (or end < begin), or if two saved
+/// pieces overlap (naming both ranges: overlap would count elements twice and hide a missing one).
 /// \exercise{zero.reshard_checkpoint}
 void reshard(std::span<const SavedPiece> saved, const NewPieces& mine);
 

@@ -1,6 +1,7 @@
 // Sharded checkpoints of a ZeRO run: each rank writes its pieces, rank 0 a manifest with the
 // shards' checksums; a run on any N and stage (ZeRO-3 too) reads them back through reshard (the
 // exercise).
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <filesystem>
@@ -8,8 +9,9 @@
 #include <iterator>
 
 #include "chapters/04_training_baseline/checkpoint.h"
-#include "chapters/06_zero/reshard.h"
+#include "chapters/04_training_baseline/checkpoint_checks.h"
 #include "chapters/04_training_baseline/mixed_precision.h"
+#include "chapters/06_zero/reshard.h"
 #include "chapters/06_zero/zero3_trainer.h"
 #include "chapters/06_zero/zero_trainer.h"
 #include "common/check.h"
@@ -113,7 +115,15 @@ void load_sharded(const std::string& dir, const ShardedState& s) {
                                    << dtype_name(s.options->train.precision));
   BOOK_CHECK(manifest.read_value<std::uint64_t>("parameters") == plan_.total,
              "sharded checkpoint " << dir << " holds another number of parameters");
-  const int shards = manifest.read_value<std::int32_t>("shards");
+  // Everything is read and checked into temporaries first (chapter 4's checks, and the shards'
+  // pieces against the plan); the live state changes only after all of it has passed, so a
+  // refused checkpoint leaves the run exactly as it was.
+  const std::string what = "sharded checkpoint " + dir;
+  const auto shards = manifest.read_value<std::int32_t>("shards");
+  const std::size_t checksum_bytes = manifest.get("shard_checksums").size();
+  BOOK_CHECK(shards >= 1 && checksum_bytes == static_cast<std::size_t>(shards) * 8,
+             what << ": the manifest names " << shards << " shards and holds " << checksum_bytes / 8
+                  << " checksums; it was not written by save_sharded, save again");
   std::vector<std::uint64_t> checksums(static_cast<std::size_t>(shards));
   manifest.read_array<std::uint64_t>("shard_checksums", std::span<std::uint64_t>(checksums));
   std::vector<ShardData> data(checksums.size());
@@ -128,14 +138,32 @@ void load_sharded(const std::string& dir, const ShardedState& s) {
                                      << ") is corrupted: its checksum differs from the manifest's");
     const train::CheckpointReader in(path);
     ShardData& d = data[r];
-    d.pieces.resize(in.get("pieces").size() / sizeof(std::uint64_t));
+    const std::size_t piece_bytes = in.get("pieces").size();
+    BOOK_CHECK(piece_bytes % 16 == 0, what << ": shard " << r << "'s 'pieces' section holds "
+                                           << piece_bytes << " bytes, not pairs of 8-byte offsets");
+    d.pieces.resize(piece_bytes / sizeof(std::uint64_t));
     in.read_array<std::uint64_t>("pieces", std::span<std::uint64_t>(d.pieces));
+    // Each piece within the plan and the total no more than the master section holds: a damaged
+    // range must not size a buffer (end < begin would wrap to 2^64).
+    const std::size_t stored = in.get("master").size() / sizeof(float);
     std::size_t owned = 0;
-    for (std::size_t i = 0; i + 1 < d.pieces.size(); i += 2) owned += d.pieces[i + 1] - d.pieces[i];
+    for (std::size_t i = 0; i + 1 < d.pieces.size(); i += 2) {
+      BOOK_CHECK(d.pieces[i] <= d.pieces[i + 1] && d.pieces[i + 1] <= plan_.total &&
+                     d.pieces[i + 1] - d.pieces[i] <= stored - owned,
+                 what << ": shard " << r << "'s piece [" << d.pieces[i] << ", " << d.pieces[i + 1]
+                      << ") is not a range of the " << plan_.total << " parameters that its "
+                      << stored
+                      << " stored elements hold; the shard was not written by save_sharded");
+      owned += d.pieces[i + 1] - d.pieces[i];
+    }
     d.master.resize(owned), d.m.resize(owned), d.v.resize(owned);
     in.read_array<float>("master", std::span<float>(d.master));
     in.read_array<float>("adam_m", std::span<float>(d.m));
     in.read_array<float>("adam_v", std::span<float>(d.v));
+    const std::string shard = what + ", shard " + std::to_string(r);
+    train::check_finite_section(shard, "master", d.master, false);
+    train::check_finite_section(shard, "adam_m", d.m, false);
+    train::check_finite_section(shard, "adam_v", d.v, true);
     std::size_t at = 0;
     for (std::size_t i = 0; i + 1 < d.pieces.size(); i += 2) {
       const std::size_t len = d.pieces[i + 1] - d.pieces[i];
@@ -146,23 +174,36 @@ void load_sharded(const std::string& dir, const ShardedState& s) {
       at += len;
     }
   }
-  std::vector<std::span<float>> master, m, v;
-  for (std::size_t i = 0; i < plan_.pieces.size(); ++i) {
-    master.push_back(s.master[i]);
-    m.push_back(adam_[i].m());
-    v.push_back(adam_[i].v());
-  }
-  reshard(saved, {plan_.pieces, master, m, v});
-  *s.step = manifest.read_value<std::int64_t>("step");
+  const auto step = manifest.read_value<std::int64_t>("step");
   const auto adam_step = manifest.read_value<std::int64_t>("adam_step");
-  for (train::AdamWState& state : adam_) state.set_step(adam_step);
+  train::check_checkpoint_steps(what, step, adam_step);
   std::uint64_t state[4];
   manifest.read_array<std::uint64_t>("data_rng", std::span<std::uint64_t>(state, 4));
-  s.data_rng->set_state(std::span<const std::uint64_t, 4>(state, 4));
-  s.scaler->restore(manifest.read_value<float>("loss_scale"),
-                  manifest.read_value<std::int32_t>("loss_scale_clean_steps"));
-}
+  train::check_data_rng_state(what, std::span<const std::uint64_t, 4>(state, 4));
+  const train::LossScaler scaler =
+      train::restored_scaler(what, *s.scaler, manifest.read_value<float>("loss_scale"),
+                             manifest.read_value<std::int32_t>("loss_scale_clean_steps"));
+  // This rank's new pieces, resharded into temporaries (reshard refuses missing elements).
+  std::vector<std::vector<float>> new_master, new_m, new_v;
+  std::vector<std::span<float>> master, m, v;
+  for (const ddp::FlatRange& piece : plan_.pieces) {
+    new_master.emplace_back(piece.size()), new_m.emplace_back(piece.size());
+    new_v.emplace_back(piece.size());
+    master.push_back(new_master.back()), m.push_back(new_m.back()), v.push_back(new_v.back());
+  }
+  reshard(saved, {plan_.pieces, master, m, v});
 
+  // Commit: nothing below can fail.
+  for (std::size_t i = 0; i < plan_.pieces.size(); ++i) {
+    std::copy(new_master[i].begin(), new_master[i].end(), s.master[i].begin());
+    std::copy(new_m[i].begin(), new_m[i].end(), adam_[i].m().begin());
+    std::copy(new_v[i].begin(), new_v[i].end(), adam_[i].v().begin());
+    adam_[i].set_step(adam_step);
+  }
+  *s.step = step;
+  s.data_rng->set_state(std::span<const std::uint64_t, 4>(state, 4));
+  *s.scaler = scaler;
+}
 
 void ZeroTrainer::save(const std::string& dir) {
   save_sharded(dir, {&comm_, &options_, &plan_, master_pieces(), &adam_, &step_, &data_rng_,

@@ -66,6 +66,11 @@ ZeroOptions checked_options(coll::Communicator& comm, const ZeroOptions& options
 
 train::Batch local_batch(const train::AdditionTask& task, Rng& rng,
                          const ddp::DistributedSampler& sampler, int micro_batch) {
+  // The sampler's rows index the micro-batch drawn here: a larger dataset would read past it.
+  BOOK_CHECK(sampler.options().dataset_size == micro_batch,
+             "local_batch: the sampler deals out rows of a dataset of "
+                 << sampler.options().dataset_size << " but the micro-batch has " << micro_batch
+                 << " sequences: build the sampler with dataset_size = micro_batch");
   const train::Batch global = task.batch(rng, train::Split::kTrain, micro_batch);
   const std::vector<std::int64_t> rows = sampler.indices(0, 0);
   train::Batch local{static_cast<int>(rows.size()), global.seq_len, {}, {}};

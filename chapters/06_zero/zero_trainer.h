@@ -61,7 +61,8 @@ ZeroOptions checked_options(coll::Communicator& comm, const ZeroOptions& options
                             bool sharded_parameters);
 
 /// Chapter 5's data path: draw the global micro-batch of `micro_batch` sequences from `rng` and
-/// keep the rows `sampler` gives this rank.
+/// keep the rows `sampler` gives this rank. Requires sampler.options().dataset_size ==
+/// micro_batch (the sampler indexes the micro-batch); throws book::Error otherwise.
 train::Batch local_batch(const train::AdditionTask& task, Rng& rng,
                          const ddp::DistributedSampler& sampler, int micro_batch);
 
@@ -83,8 +84,11 @@ struct ShardedState {
 /// Collective.
 void save_sharded(const std::string& dir, const ShardedState& state);
 /// ZeroTrainer::load's body, up to the weights' all-gather: checks the manifest and every shard
-/// (naming a missing or corrupted one), reshards into this rank's pieces, restores the step, the
-/// data stream and the loss scale. Collective.
+/// (naming a missing or corrupted one, a shard count or piece the files cannot hold, and chapter
+/// 4's checks: counts a run can reach, finite weights and moments, a data stream that is not all
+/// zeros, a loss scale in range), reshards into temporaries, and only then restores this rank's
+/// pieces, the step, the data stream and the loss scale: a refused checkpoint changes nothing.
+/// Collective.
 void load_sharded(const std::string& dir, const ShardedState& state);
 
 /// One rank's end of a ZeRO run (stages 0–2; stage 3 is zero3_trainer.h's). Every rank builds
@@ -128,7 +132,8 @@ class ZeroTrainer {
   /// precision: every rank reads the manifest and every shard (a teaching loader: a production
   /// one reads only the byte ranges that overlap its pieces), fills its own pieces (reshard, the
   /// exercise), and all-gathers the weights. Collective. Throws book::Error naming a missing or
-  /// corrupted shard, a checkpoint of another model or precision.
+  /// corrupted shard, a checkpoint of another model or precision, or contents chapter 4's
+  /// Trainer::load would refuse (load_sharded); a refused load changes nothing.
   void load(const std::string& dir);
   std::int64_t steps_done() const { return step_; }        ///< Optimizer steps so far.
   const ZeroOptions& options() const { return options_; }  ///< Resolved options.

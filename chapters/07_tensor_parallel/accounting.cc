@@ -19,6 +19,19 @@ std::size_t parameter_elements(const train::Config& config, const train::ModelPa
 
 std::size_t layer_activation_bytes(const train::Config& config, int batch, int seq_len, int t,
                                    SequenceParallel sequence_parallel, std::size_t element_size) {
+  // t = 0 divided by zero and a negative t wrapped to a huge size_t; a t that does not divide
+  // the heads (or, with sequence parallelism, the tokens) was silently rounded down.
+  BOOK_CHECK(batch >= 1 && seq_len >= 1, "layer_activation_bytes: batch "
+                                             << batch << " and seq_len " << seq_len
+                                             << " must be >= 1");
+  BOOK_CHECK(t >= 1 && config.n_head % t == 0,
+             "layer_activation_bytes: t = " << t << " must be >= 1 and divide the " << config.n_head
+                                            << " heads; use a tensor-parallel size that does");
+  BOOK_CHECK(sequence_parallel == SequenceParallel::kOff ||
+                 (static_cast<std::int64_t>(batch) * seq_len) % t == 0,
+             "layer_activation_bytes: with sequence parallelism t = "
+                 << t << " must divide the " << static_cast<std::int64_t>(batch) * seq_len
+                 << " tokens (batch " << batch << " x seq_len " << seq_len << ")");
   const std::size_t n = static_cast<std::size_t>(batch) * seq_len, c = config.d_model;
   const std::size_t held = sequence_parallel == SequenceParallel::kOn ? n / t : n;
   const std::size_t probabilities = static_cast<std::size_t>(batch) * (config.n_head / t) *

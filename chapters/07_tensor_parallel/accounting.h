@@ -29,7 +29,8 @@ std::size_t parameter_elements(const train::Config& config, const train::ModelPa
 /// parallelism): element_size · [held·(4C + 4) + N·12C/t + B·(H/t)·S²]. The 4C per held token are
 /// the layer's input, LN1's output, the residual r and LN2's output; 4 their two LayerNorms'
 /// statistics; 12C/t per token the column and row layers' tensors (q, k, v 3C/t, attention output
-/// C/t, MLP pre- and post-GELU 8C/t); B·(H/t)·S² the attention probabilities.
+/// C/t, MLP pre- and post-GELU 8C/t); B·(H/t)·S² the attention probabilities. Requires B, S ≥ 1,
+/// t ≥ 1 dividing H, and with sequence parallelism t dividing N; throws book::Error otherwise.
 std::size_t layer_activation_bytes(const train::Config& config, int batch, int seq_len, int t,
                                    SequenceParallel sequence_parallel, std::size_t element_size);
 

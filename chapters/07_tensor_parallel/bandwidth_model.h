@@ -52,6 +52,10 @@ struct Hardware {
                       "989 dense"};
 };
 
+/// Every function below requires each figure of the TransformerShape (and bandwidth_model each
+/// of the Hardware's) to be positive and finite, and throws book::Error naming the first that is
+/// not: a zero would give infinite seconds, a NaN a NaN answer.
+
 /// Bytes one GPU sends per layer (forward and backward) under t-way tensor parallelism with the
 /// ring: four all-reduces of S = s·b·h·bytes, each 2(t−1)/t·S. (Sequence parallelism's
 /// reduce-scatters and all-gathers move the same; its two re-gathers add 2·(t−1)/t·S.)

@@ -46,7 +46,9 @@ struct DispatchPlan {
 /// counts, E/ranks numbers to each rank, as T, to learn recv_per_expert and recv_rows) and
 /// `received` (resized to rows_received() · channels) with one comm.all_to_all of the rows, uneven
 /// counts: source rank by source rank, within a source expert by expert, in slot order.
-/// `comm` is the expert-parallel group (size placement.ranks, rank placement.rank).
+/// `comm` is the expert-parallel group (size placement.ranks, rank placement.rank). First call
+/// check_dispatch(routing, placement, comm.size(), comm.rank()) (moe_routing.h), which throws
+/// book::Error on a placement that does not fit the routing or the group.
 /// \exercise{ep.dispatch_combine}
 template <typename T>
 void dispatch(const T* x, int channels, const Routing& routing, const ExpertPlacement& placement,

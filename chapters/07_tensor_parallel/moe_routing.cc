@@ -15,16 +15,21 @@ void MoeConfig::validate() const {
   BOOK_CHECK(top_k >= 1 && top_k <= experts,
              "MoeConfig: top_k " << top_k << " must be between 1 and the " << experts
                                  << " experts (a token cannot visit an expert twice)");
-  BOOK_CHECK(capacity_factor > 0, "MoeConfig: capacity_factor " << capacity_factor
-                                                                << " must be positive (1.0 is an "
-                                                                   "even split; 1.25 is usual)");
+  BOOK_CHECK(capacity_factor > 0 && std::isfinite(capacity_factor),
+             "MoeConfig: capacity_factor " << capacity_factor
+                                           << " must be positive and finite (1.0 is an even "
+                                              "split; 1.25 is usual)");
   BOOK_CHECK(aux_loss_weight >= 0,
              "MoeConfig: aux_loss_weight " << aux_loss_weight << " must be >= 0");
 }
 
 int MoeConfig::capacity(int tokens) const {
   const double even = static_cast<double>(top_k) * tokens / experts;
-  return std::max(1, static_cast<int>(std::ceil(capacity_factor * even - 1e-9)));
+  // Clamped in double before the cast: a huge factor would not fit an int (undefined), and no
+  // expert can be offered more than the tokens·k choices there are.
+  const double all_choices = static_cast<double>(top_k) * tokens;
+  const double slots = std::min(std::ceil(capacity_factor * even - 1e-9), all_choices);
+  return std::max(1, static_cast<int>(slots));
 }
 
 void ExpertPlacement::validate() const {
@@ -38,6 +43,29 @@ void ExpertPlacement::validate() const {
              "ExpertPlacement: " << experts << " experts cannot be spread evenly over " << ranks
                                  << " ranks; use a number of ranks that "
                                     "divides the experts");
+}
+
+void check_dispatch(const Routing& routing, const ExpertPlacement& placement, int comm_size,
+                    int comm_rank) {
+  placement.validate();
+  BOOK_CHECK(placement.experts == routing.experts,
+             "dispatch: the placement spreads " << placement.experts << " experts but the routing"
+                                                << " chose among " << routing.experts
+                                                << ": build both from the same MoeConfig");
+  BOOK_CHECK(placement.ranks == comm_size && placement.rank == comm_rank,
+             "dispatch: the placement is rank " << placement.rank << " of " << placement.ranks
+                                                << " but the communicator is rank " << comm_rank
+                                                << " of " << comm_size
+                                                << ": pass the expert-parallel group's size and "
+                                                   "rank");
+  const std::size_t choices = static_cast<std::size_t>(routing.tokens) * routing.top_k;
+  BOOK_CHECK(routing.tokens >= 0 && routing.top_k >= 1 && routing.expert.size() == choices &&
+                 routing.slot.size() == choices &&
+                 routing.load.size() == static_cast<std::size_t>(routing.experts),
+             "dispatch: the routing of " << routing.tokens << " tokens, top_k " << routing.top_k
+                                         << " has " << routing.expert.size() << " experts, "
+                                         << routing.slot.size() << " slots and "
+                                         << routing.load.size() << " loads: use route()'s result");
 }
 
 template <typename T>

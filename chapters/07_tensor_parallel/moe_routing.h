@@ -20,10 +20,12 @@ struct MoeConfig {
   double capacity_factor = 1.25;  ///< slack over a perfectly even split (GShard, Switch)
   double aux_loss_weight = 0.01;  ///< α of the load-balancing loss (Switch's value)
 
-  /// Throws book::Error naming the first field out of range (k > E, capacity factor ≤ 0, ...).
+  /// Throws book::Error naming the first field out of range (k > E, capacity factor ≤ 0 or not
+  /// finite, ...).
   void validate() const;
   /// Tokens one expert takes from a batch of `tokens`: ⌈capacity_factor · k · tokens / E⌉, at
-  /// least 1 — each source rank's share of an expert's buffer (GShard's per-group capacity).
+  /// least 1 and at most k · tokens — each source rank's share of an expert's buffer (GShard's
+  /// per-group capacity).
   int capacity(int tokens) const;
 };
 
@@ -67,6 +69,14 @@ struct Routing {
 /// config.capacity(tokens). Works in double; T is float or double.
 template <typename T>
 Routing route(const T* probs, int tokens, const MoeConfig& config);
+
+/// What dispatch() requires before it communicates: a valid `placement` of the routing's E
+/// experts over exactly the expert-parallel group (placement.ranks == comm_size, placement.rank ==
+/// comm_rank), and a routing whose vectors have route()'s sizes. Throws book::Error naming the
+/// values that disagree (a placement of 4 experts for a routing over 8 made dispatch write past
+/// the end of its per-rank counts).
+void check_dispatch(const Routing& routing, const ExpertPlacement& placement, int comm_size,
+                    int comm_rank);
 
 /// The load-balancing loss of Switch Transformers (eq. 4, with their f generalised to k choices):
 /// α · E · Σ_e f_e · P_e, where f_e is the fraction of the N·k choices that picked expert e

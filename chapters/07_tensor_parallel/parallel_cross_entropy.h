@@ -14,12 +14,14 @@ namespace book::tp {
 
 /// Exercise tp.parallel_cross_entropy (forward): logits [rows, vocab_local] are this rank's
 /// columns, token ids vocab_begin … vocab_begin + vocab_local − 1; targets [rows] are ids of the
-/// whole vocabulary, or -1 (ignored). Writes probs [rows, vocab_local], this rank's columns of
-/// the softmax, and returns the mean loss over the counted rows (0 when none counts), the same on
-/// every rank. Communication: an all-gather of each rank's row maxima (rows elements per rank; the
-/// global maximum is the largest of the t gathered), then one all-reduce of 2·rows elements (each
-/// rank's Σ exp(z − max) over its columns, and the target's logit minus the maximum, which only
-/// the rank holding the target contributes). `scratch` has room for rows · (t + 3) elements.
+/// whole vocabulary (t · vocab_local ids), or -1 (ignored); throw book::Error naming the row and
+/// the target for any other value, before communicating. Writes probs [rows, vocab_local], this
+/// rank's columns of the softmax, and returns the mean loss over the counted rows (0 when none
+/// counts), the same on every rank. Communication: an all-gather of each rank's row maxima (rows
+/// elements per rank; the global maximum is the largest of the t gathered), then one all-reduce
+/// of 2·rows elements (each rank's Σ exp(z − max) over its columns, and the target's logit minus
+/// the maximum, which only the rank holding the target contributes). `scratch` has room for
+/// rows · (t + 3) elements.
 /// \exercise{tp.parallel_cross_entropy}
 template <typename T>
 T parallel_cross_entropy_forward(const T* logits, const int* targets, int rows, int vocab_local,

@@ -1,8 +1,13 @@
 #include "chapters/07_tensor_parallel/parallel_trainer.h"
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <span>
+#include <sstream>
+#include <vector>
 
+#include "chapters/04_training_baseline/checkpoint.h"
 #include "chapters/04_training_baseline/clipping.h"
 #include "chapters/04_training_baseline/optimizer.h"
 #include "common/check.h"
@@ -21,6 +26,48 @@ ParallelModelOptions<float> model_options(coll::Communicator& comm,
   return o;
 }
 
+// FNV-1a of every option the ranks must agree on (chapter 5's DDP fingerprint, for a run with no
+// rung or buckets, plus sequence parallelism). Ranks with another seed or learning rate would
+// train different shards of no one model, without any error.
+std::uint64_t fingerprint(const train::TrainOptions& t, SequenceParallel sp) {
+  std::vector<std::uint8_t> bytes;
+  auto put = [&](const auto& value) {
+    const auto* p = reinterpret_cast<const std::uint8_t*>(&value);
+    bytes.insert(bytes.end(), p, p + sizeof(value));
+  };
+  const train::Config& c = t.model;
+  for (int field : {c.vocab_size, c.context, c.n_layer, c.n_head, c.d_model, t.digits,
+                    t.micro_batch, t.accumulation, static_cast<int>(t.precision),
+                    static_cast<int>(t.recompute), static_cast<int>(sp)})
+    put(field);
+  for (float field : {t.max_lr, t.min_lr, t.adamw.beta1, t.adamw.beta2, t.adamw.epsilon,
+                      t.adamw.weight_decay, t.clip_norm})
+    put(field);
+  for (std::int64_t field : {t.total_steps, t.warmup_steps}) put(field);
+  put(t.seed);
+  return train::fnv1a64(bytes);
+}
+
+// with_task_shape(options), then one all-gather of every rank's fingerprint: every rank throws
+// the same error, naming the ranks that differ from rank 0, before anything is allocated.
+train::TrainOptions checked_options(const train::TrainOptions& options, coll::Communicator& comm,
+                                    SequenceParallel sp) {
+  train::TrainOptions resolved = with_task_shape(options);
+  const double mine = std::bit_cast<double>(fingerprint(resolved, sp));
+  std::vector<double> all(static_cast<std::size_t>(comm.size()));
+  comm.all_gather(std::span<const double>(&mine, 1), std::span<double>(all));
+  std::ostringstream differ;
+  for (std::size_t r = 1; r < all.size(); ++r)
+    if (std::bit_cast<std::uint64_t>(all[r]) != std::bit_cast<std::uint64_t>(all[0]))
+      differ << (differ.tellp() > 0 ? ", " : "") << r;
+  BOOK_CHECK(differ.tellp() == 0,
+             "ParallelTrainer: the options of rank(s) "
+                 << differ.str()
+                 << " differ from rank 0's: start every rank with the same model, task, batch, "
+                    "schedule, optimizer, seed and sequence parallelism");
+  return resolved;
+}
+
 }  // namespace
 
 train::TrainOptions with_task_shape(train::TrainOptions options) {
@@ -36,7 +83,7 @@ train::TrainOptions with_task_shape(train::TrainOptions options) {
 
 ParallelTrainer::ParallelTrainer(const train::TrainOptions& options, coll::Communicator& comm,
                                  SequenceParallel sequence_parallel, MemoryTracker* tracker)
-    : options_(with_task_shape(options)),
+    : options_(checked_options(options, comm, sequence_parallel)),
       task_(options_.digits),
       comm_(comm),
       group_(comm),

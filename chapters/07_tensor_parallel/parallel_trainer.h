@@ -26,7 +26,10 @@ class ParallelTrainer {
  public:
   /// Rank comm.rank() of comm.size() of the run `options` describes (its model shape, task,
   /// batch, schedule, seed; precision must be f32), sequence parallelism on or off. Every rank of
-  /// `comm` builds one with the same options. Allocations report to `tracker` (may be null).
+  /// `comm` builds one with the same options: a collective check (one all-gather of a
+  /// fingerprint of the options and `sequence_parallel`) throws book::Error on every rank, naming
+  /// the ranks that differ from rank 0, before anything is allocated. Allocations report to
+  /// `tracker` (may be null).
   ParallelTrainer(const train::TrainOptions& options, coll::Communicator& comm,
                   SequenceParallel sequence_parallel, MemoryTracker* tracker = nullptr);
 

@@ -1,7 +1,10 @@
 #include "chapters/07_tensor_parallel/vocab_parallel.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <span>
+
+#include "common/check.h"
 
 namespace book::tp {
 
@@ -12,6 +15,14 @@ void vocab_parallel_embedding_forward(const int* tokens, int batch, int seq_len,
                                       T* partial, T* out, train::TensorParallelComm<T>& comm,
                                       SequenceParallel sequence_parallel) {
   const std::size_t n = static_cast<std::size_t>(batch) * seq_len, c = channels;
+  // An id outside the vocabulary is on no rank: every rank would add zeros for it, silently.
+  // Every rank sees the same ids, so every rank refuses before the all-reduce.
+  const std::int64_t vocab = static_cast<std::int64_t>(shard.rows) * comm.size();
+  for (std::size_t i = 0; i < n; ++i)
+    BOOK_CHECK(tokens[i] >= 0 && tokens[i] < vocab, "vocab_parallel_embedding_forward: token "
+                                                        << i << " is id " << tokens[i]
+                                                        << ", outside the vocabulary of " << vocab
+                                                        << " ids");
   for (std::size_t i = 0; i < n; ++i) {
     T* row = partial + i * c;
     const int local = tokens[i] - shard.begin;

@@ -27,7 +27,8 @@ struct VocabularyShard {
 
 /// out (held tokens × C) = wte[tokens] + wpe[positions] for the B × S tokens: `partial` [B·S, C]
 /// (scratch) gets this rank's share — its tokens' rows, and wpe on rank 0 — and g's all-reduce
-/// (off) or the scatter's reduce-scatter (on, this rank's B·S/t tokens) sums it.
+/// (off) or the scatter's reduce-scatter (on, this rank's B·S/t tokens) sums it. Throws
+/// book::Error, before communicating, for an id outside 0 … t · shard.rows − 1.
 template <typename T>
 void vocab_parallel_embedding_forward(const int* tokens, int batch, int seq_len,
                                       const VocabularyShard<T>& shard, const T* wpe, int channels,

@@ -1,5 +1,7 @@
 // Exercise ddp.hierarchical_all_reduce — write hierarchical_all_reduce (declared in
 // chapters/05_data_parallel/hierarchical.h):
+//   0. refuse groups whose intra or inter communicator is null (a book::Error: a default
+//      NodeGroups{} was not made by split_by_node);
 //   1. a shard buffer of coll::shard_of(data.count, groups.ranks_per_node, groups.local_rank)
 //      elements of data.dtype; groups.intra->reduce_scatter(data, shard, sum or max, algorithm);
 //   2. groups.inter->all_reduce(shard, sum or max, algorithm); for kAvg, coll::scale(shard, 1/N)

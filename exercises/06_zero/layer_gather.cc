@@ -1,5 +1,7 @@
 // Exercise zero.gather_layer_parameters — write gather_layer_parameters (declared in
-// chapters/06_zero/layer_gather.h): check that `piece` holds exactly
+// chapters/06_zero/layer_gather.h): refuse a piece whose type is not f32, bf16 or f16 (a
+// book::Error naming the type: an f64 piece would overflow the 16-bit staging); check that
+// `piece` holds exactly
 // coll::shard_of(full.size(), comm.size(), comm.rank()).count elements (a book::Error naming the
 // rank, the expected and the given count otherwise); for a kF32 piece all-gather it straight
 // into `full`; for kBF16/kF16 all-gather into the front of `staging` (refuse a staging buffer

@@ -1,5 +1,7 @@
 // Exercise ep.dispatch_combine: replace each BOOK_NOT_IMPLEMENTED. The contract is in
-// chapters/07_tensor_parallel/expert_dispatch.h. dispatch: put each kept choice at
+// chapters/07_tensor_parallel/expert_dispatch.h. dispatch: first call
+// check_dispatch(routing, placement, comm.size(), comm.rank()) (it refuses a placement that does
+// not fit the routing or the group); then put each kept choice at
 // order[first row of its expert + its slot] (experts are numbered rank by rank, so that is also
 // rank by rank); send_rows[r] = Σ load of r's experts; one comm.all_to_all of the E load counts
 // (E/ranks to each rank, as T) tells each rank recv_per_expert, hence recv_rows; pack the rows of

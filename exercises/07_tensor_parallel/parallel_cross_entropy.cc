@@ -1,5 +1,7 @@
 // Exercise tp.parallel_cross_entropy: replace each BOOK_NOT_IMPLEMENTED. The contract is in
-// chapters/07_tensor_parallel/parallel_cross_entropy.h. Forward, per row: this rank's maximum;
+// chapters/07_tensor_parallel/parallel_cross_entropy.h. Forward: first refuse any target that
+// is neither -1 nor an id below t · vocab_local (a book::Error naming the row); per row: this
+// rank's maximum;
 // comm.all_gather of the maxima (scratch[0, rows) in, scratch[rows, rows + t·rows) out) and the
 // largest of the t; exp(z − max) into probs and its sum; the target's z − max if this rank holds
 // the target, else 0; one comm.all_reduce of those 2·rows numbers; then probs /= the sum and the

@@ -5,11 +5,16 @@
 #include <cstddef>
 #include <vector>
 
+#include "common/check.h"
+
 namespace book::ddp {
 
 //! [hierarchical_all_reduce]
 void hierarchical_all_reduce(NodeGroups& groups, coll::Buffer data, coll::ReduceOp op,
                              coll::Algorithm algorithm) {
+  BOOK_CHECK(groups.intra && groups.inter,
+             "hierarchical_all_reduce: the NodeGroups hold no communicators (a default "
+             "NodeGroups{}); make them with split_by_node(world, ranks_per_node)");
   const coll::ReduceOp step_op = op == coll::ReduceOp::kAvg ? coll::ReduceOp::kSum : op;
   const coll::Shard mine = coll::shard_of(data.count, groups.ranks_per_node, groups.local_rank);
   std::vector<std::byte> storage(mine.count * dtype_size(data.dtype));

@@ -9,6 +9,11 @@ namespace book::zero {
 //! [gather_layer_parameters]
 void gather_layer_parameters(coll::Communicator& comm, coll::ConstBuffer piece,
                              std::span<std::uint16_t> staging, std::span<float> full) {
+  // Any other type would be all-gathered into 16-bit staging as wider elements: an overflow.
+  BOOK_CHECK(
+      piece.dtype == DType::kF32 || piece.dtype == DType::kBF16 || piece.dtype == DType::kF16,
+      "gather_layer_parameters: the piece's type is " << dtype_name(piece.dtype)
+                                                      << "; give an f32, bf16 or f16 piece");
   const coll::Shard mine = coll::shard_of(full.size(), comm.size(), comm.rank());
   BOOK_CHECK(piece.count == mine.count, "gather_layer_parameters: rank "
                                             << comm.rank() << "'s piece must hold " << mine.count

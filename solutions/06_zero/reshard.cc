@@ -14,6 +14,27 @@ void reshard(std::span<const SavedPiece> saved, const NewPieces& mine) {
   BOOK_CHECK(mine.master.size() == n && mine.m.size() == n && mine.v.size() == n,
              "reshard: " << n << " new pieces but " << mine.master.size() << " master, "
                          << mine.m.size() << " m and " << mine.v.size() << " v spans");
+  // A saved span shorter than its range would be read past its end; overlapping saved pieces
+  // would count some elements twice and let a missing one pass the `covered` test below.
+  std::vector<ddp::FlatRange> by_begin;
+  for (std::size_t j = 0; j < saved.size(); ++j) {
+    const SavedPiece& p = saved[j];
+    BOOK_CHECK(p.range.begin <= p.range.end && p.master.size() == p.range.size() &&
+                   p.m.size() == p.range.size() && p.v.size() == p.range.size(),
+               "reshard: saved piece " << j << " [" << p.range.begin << ", " << p.range.end
+                                       << ") has " << p.master.size() << " master, " << p.m.size()
+                                       << " m and " << p.v.size()
+                                       << " v elements: each must hold the range's size");
+    by_begin.push_back(p.range);
+  }
+  std::sort(by_begin.begin(), by_begin.end(),
+            [](const ddp::FlatRange& a, const ddp::FlatRange& b) { return a.begin < b.begin; });
+  for (std::size_t j = 1; j < by_begin.size(); ++j)
+    BOOK_CHECK(by_begin[j - 1].end <= by_begin[j].begin,
+               "reshard: saved pieces [" << by_begin[j - 1].begin << ", " << by_begin[j - 1].end
+                                         << ") and [" << by_begin[j].begin << ", "
+                                         << by_begin[j].end
+                                         << ") overlap: the checkpoint's shards must not");
   for (std::size_t i = 0; i < n; ++i) {
     const ddp::FlatRange& to = mine.ranges[i];
     BOOK_CHECK(mine.master[i].size() == to.size() && mine.m[i].size() == to.size() &&

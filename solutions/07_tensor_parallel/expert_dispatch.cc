@@ -11,6 +11,7 @@ namespace book::ep {
 template <typename T>
 void dispatch(const T* x, int channels, const Routing& routing, const ExpertPlacement& placement,
               coll::Communicator& comm, DispatchPlan& plan, std::vector<T>& received) {
+  check_dispatch(routing, placement, comm.size(), comm.rank());
   const int ranks = placement.ranks, per_rank = placement.per_rank(), k = routing.top_k;
   const std::size_t width = static_cast<std::size_t>(channels);
   // Send order: expert by expert (so rank by rank), slot by slot.

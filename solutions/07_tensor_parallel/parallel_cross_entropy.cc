@@ -2,9 +2,11 @@
 // vocabulary columns, from three per-row reductions instead of the gathered logits.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "chapters/07_tensor_parallel/parallel_cross_entropy.h"
+#include "common/check.h"
 
 namespace book::tp {
 
@@ -17,6 +19,13 @@ T parallel_cross_entropy_forward(const T* logits, const int* targets, int rows, 
   T* local_max = scratch;         // [rows]
   T* all_max = scratch + n;       // [t, rows]: every rank's row maxima
   T* sums = scratch + n + n * t;  // [2, rows]: Σ exp(z − max), then target logit − max
+  // A target on no rank would add no logit and count as a loss of log Σ exp, silently.
+  const std::int64_t vocab = static_cast<std::int64_t>(vocab_local) * comm.size();
+  for (std::size_t i = 0; i < n; ++i)
+    BOOK_CHECK(targets[i] >= -1 && targets[i] < vocab,
+               "parallel_cross_entropy_forward: row " << i << "'s target is " << targets[i]
+                                                      << ": give an id of the " << vocab
+                                                      << "-token vocabulary, or -1 to ignore it");
   for (std::size_t i = 0; i < n; ++i) {
     const T* z = logits + i * vocab_local;
     local_max[i] = *std::max_element(z, z + vocab_local);

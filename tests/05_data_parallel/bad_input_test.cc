@@ -3,13 +3,19 @@
 // tracks: each check fires before any exercise is called.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <initializer_list>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "chapters/03_collectives/async.h"
 #include "chapters/03_collectives/threads.h"
+#include "chapters/04_training_baseline/checkpoint.h"
 #include "chapters/05_data_parallel/bottleneck.h"
 #include "chapters/05_data_parallel/buckets.h"
 #include "chapters/05_data_parallel/ddp_trainer.h"
@@ -161,6 +167,111 @@ TEST(BadInput, ModelAndClassifierArguments) {
   expect_error([] { fit_link(1, 1, 1, 2, 2); }, "needs N >= 2");
   expect_error([] { fit_link(4, 1024, 1e-3, 1 << 24, 1e-4); }, "no positive latency and bandwidth");
   expect_error([] { ring_all_reduce_seconds(0, 1, Link{}); }, "needs ranks >= 1");
+}
+
+// ranks_per_node = 0 with a hierarchical cluster computed ranks % 0 (SIGFPE); a NaN or negative
+// figure, or backward_share outside [0, 1], gave NaN or nonsense efficiencies without an error.
+TEST(BadInput, ScalingModelFigures) {
+  Workload w;
+  w.flops_per_sample = 1;
+  Cluster no_nodes;
+  no_nodes.ranks_per_node = 0;
+  no_nodes.hierarchical = true;
+  expect_error([&] { predict_step(w, no_nodes, 2, true); },
+               {"predict_step", "ranks_per_node must be >= 1, got 0"});
+  expect_error([&] { all_reduce_seconds(2, 64, no_nodes); },
+               "all_reduce_seconds: ranks_per_node must be >= 1, got 0");
+  for (double share : {-0.5, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
+    Workload bad = w;
+    bad.backward_share = share;
+    expect_error([&] { predict_step(bad, Cluster{}, 2, true); }, "backward_share");
+  }
+  Workload infinite = w;
+  infinite.flops_per_s = std::numeric_limits<double>::infinity();
+  expect_error([&] { predict_step(infinite, Cluster{}, 1, false); },
+               {"must be finite", "inf FLOP/s"});
+  Workload negative = w;
+  negative.gradient_bytes = -8;
+  expect_error([&] { predict_step(negative, Cluster{}, 2, false); },
+               "gradient_bytes must be finite and >= 0, got -8");
+  Cluster nan_alpha;
+  nan_alpha.inter.alpha_s = std::numeric_limits<double>::quiet_NaN();
+  expect_error([&] { predict_step(w, nan_alpha, 2, false); },
+               "the inter-node link's alpha_s must be finite and >= 0, got nan");
+  expect_error(
+      [] {
+        ring_all_reduce_seconds(2, 64, Link{-1e-6, 1e9});
+      },
+      "alpha_s must be finite and >= 0");
+}
+
+// step = inf made every share 0 and answered "compute"; a NaN data time went into std::sort.
+TEST(BadInput, BottleneckSpansOutsideTheStep) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  const std::vector<RankSpans> infinite = {{0.1, 0.5, 0.1, inf}};
+  expect_error([&] { classify_bottleneck(infinite); }, {"rank 0's step time is inf", "finite"});
+  const std::vector<RankSpans> nan_data = {{0.1, 0.5, 0.1, 1.0}, {nan, 0.5, 0.1, 1.0}};
+  expect_error([&] { classify_bottleneck(nan_data); }, "rank 1's data time is nan s");
+  const std::vector<RankSpans> negative_wait = {{0.1, 0.5, -0.2, 1.0}};
+  expect_error([&] { classify_bottleneck(negative_wait); },
+               {"rank 0's comm_wait time is -0.2 s", "between 0 and its step time 1 s"});
+  const std::vector<RankSpans> longer = {{0.1, 2.0, 0.1, 1.0}};
+  expect_error([&] { classify_bottleneck(longer); }, "rank 0's compute time is 2 s");
+}
+
+// Rewrites checkpoint `path` with section `name` holding `value` instead: the file stays
+// well-formed (its checksum is the new one), only its contents are damaged.
+template <typename T>
+void replace_section(const std::string& path, const std::string& name, std::span<const T> value) {
+  train::CheckpointWriter out;
+  {
+    const train::CheckpointReader in(path);
+    for (const std::string& section : in.section_names())
+      if (section == name)
+        out.add_array<T>(section, value);
+      else
+        out.add(section, in.get(section));
+  }
+  out.write_atomically(path);
+}
+
+// DDP's load skipped chapter 4's checks: a negative step, Adam's step above the step, a NaN
+// weight and an all-zero data stream were taken; now each is refused and the trainer is unchanged.
+TEST(BadInput, DamagedCheckpointsAreRefusedAndChangeNothing) {
+  const std::string dir = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+  const std::string good = dir + "/ddp_good.ckpt", bad = dir + "/ddp_bad.ckpt";
+  const DdpOptions options = tiny_ddp_options(Rung::kFlat);
+  coll::run_ranks(1, [&](coll::Communicator& comm) {
+    DdpTrainer trainer(comm, options);
+    trainer.step();
+    trainer.step();
+    trainer.save(good);
+  });
+  auto refused = [&](const std::string& name, auto value,
+                     std::initializer_list<std::string> words) {
+    std::filesystem::copy_file(good, bad, std::filesystem::copy_options::overwrite_existing);
+    replace_section(bad, name, std::span<const typename decltype(value)::value_type>(value));
+    coll::run_ranks(1, [&](coll::Communicator& comm) {
+      DdpTrainer trainer(comm, options);
+      trainer.step();
+      const std::uint64_t before = trainer.parameter_fingerprint();
+      expect_error([&] { trainer.load(bad); }, words);
+      EXPECT_EQ(trainer.steps_done(), 1) << name << ": a refused load changed the step";
+      EXPECT_EQ(trainer.parameter_fingerprint(), before) << name << ": it changed the weights";
+    });
+  };
+  refused("step", std::vector<std::int64_t>{-1}, {"step -1 and Adam's step 2", "not counts"});
+  refused("adam_step", std::vector<std::int64_t>{7}, {"step 2 and Adam's step 7", "not counts"});
+  std::vector<float> weights;
+  {
+    const train::CheckpointReader in(good);
+    weights.resize(in.get("weights").size() / sizeof(float));
+    in.read_array<float>("weights", std::span<float>(weights));
+  }
+  weights[3] = std::nanf("");
+  refused("weights", weights, {"section 'weights' holds nan at element 3", "diverged"});
+  refused("data_rng", std::vector<std::uint64_t>(4, 0), {"data stream's state is all zeros"});
+  refused("loss_scale", std::vector<float>{-1.0f}, {"checkpoint " + bad, "scale -1"});
 }
 
 TEST(BadInput, BalancingAndRestartArguments) {

@@ -11,6 +11,7 @@
 #include "chapters/03_collectives/threads.h"
 #include "chapters/05_data_parallel/hierarchical.h"
 #include "common/testing/exercise.h"
+#include "common/testing/expect_error.h"
 
 namespace book::ddp {
 namespace {
@@ -84,6 +85,15 @@ EXERCISE_TEST("ddp.hierarchical_all_reduce", Hierarchical, SixteenRanksInNodes) 
   }
 }
 //! [hierarchical_test]
+
+// A default NodeGroups{} has no communicators: dereferencing them crashed.
+EXERCISE_TEST("ddp.hierarchical_all_reduce", Hierarchical, RefusesGroupsNotMadeBySplitByNode) {
+  NodeGroups none;
+  std::vector<float> data(8, 1.0f);
+  book::testing::expect_error(
+      [&] { hierarchical_all_reduce(none, std::span<float>(data), coll::ReduceOp::kSum); },
+      {"hierarchical_all_reduce", "no communicators", "split_by_node"});
+}
 
 }  // namespace
 }  // namespace book::ddp

@@ -9,11 +9,15 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
+#include <iterator>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "chapters/03_collectives/threads.h"
+#include "chapters/04_training_baseline/checkpoint.h"
 #include "chapters/06_zero/sharding.h"
 #include "chapters/06_zero/zero3_trainer.h"
 #include "chapters/06_zero/zero_trainer.h"
@@ -124,11 +128,123 @@ TEST(BadInput, ParameterCountsWhoseBytesWrapAreRefused) {
             std::uint64_t{1} << 63);
 }
 
+// Rewrites checkpoint `path` with section `name` holding `value` instead (a well-formed file with
+// damaged contents).
+template <typename T>
+void replace_section(const std::string& path, const std::string& name, std::span<const T> value) {
+  train::CheckpointWriter out;
+  {
+    const train::CheckpointReader in(path);
+    for (const std::string& section : in.section_names())
+      if (section == name)
+        out.add_array<T>(section, value);
+      else
+        out.add(section, in.get(section));
+  }
+  out.write_atomically(path);
+}
+
+template <typename T>
+std::vector<T> read_section(const std::string& path, const std::string& name) {
+  const train::CheckpointReader in(path);
+  std::vector<T> values(in.get(name).size() / sizeof(T));
+  in.read_array<T>(name, std::span<T>(values));
+  return values;
+}
+
+// Damages shard `r` of `dir` and records its new checksum in the manifest, as a save would have.
+template <typename T>
+void replace_in_shard(const std::string& dir, int r, const std::string& name,
+                      const std::vector<T>& value) {
+  const std::string shard = dir + "/shard-" + std::to_string(r) + ".ckpt";
+  replace_section(shard, name, std::span<const T>(value));
+  std::ifstream in(shard, std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
+  auto sums = read_section<std::uint64_t>(dir + "/manifest.ckpt", "shard_checksums");
+  sums[r] = train::fnv1a64({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
+  replace_section(dir + "/manifest.ckpt", "shard_checksums", std::span<const std::uint64_t>(sums));
+}
+
+// ZeRO's loader skipped chapter 4's checks and was not all-or-nothing: reshard wrote the live
+// pieces before a bad loss scale threw; shards = -1 or a piece with end < begin ended in
+// std::length_error or bad_alloc. Each is now a book::Error and the trainer is unchanged.
+TEST(BadInput, DamagedShardedCheckpointsAreRefusedAndChangeNothing) {
+  const std::string tmp = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+  const std::string good = tmp + "/zero_good", bad = tmp + "/zero_bad";
+  std::filesystem::remove_all(good);
+  const ZeroOptions options = tiny_zero_options(Stage::kZero1);
+  coll::run_ranks(2, [&](coll::Communicator& comm) {
+    ZeroTrainer trainer(comm, options);
+    trainer.step();
+    trainer.step();
+    trainer.save(good);
+  });
+  auto refused = [&](auto damage, std::initializer_list<std::string> words) {
+    std::filesystem::remove_all(bad);
+    std::filesystem::copy(good, bad);
+    damage();
+    coll::run_ranks(2, [&](coll::Communicator& comm) {
+      ZeroTrainer trainer(comm, options);
+      trainer.step();
+      const std::vector<float> before = trainer.master_weights();
+      book::testing::expect_error([&] { trainer.load(bad); }, words);
+      EXPECT_EQ(trainer.steps_done(), 1) << words.begin()[0] << ": the step changed";
+      EXPECT_EQ(trainer.master_weights(), before) << words.begin()[0] << ": the weights changed";
+    });
+  };
+  const std::string manifest = bad + "/manifest.ckpt";
+  auto in_manifest = [&](const std::string& name, auto value) {
+    return [=] {
+      replace_section(manifest, name, std::span<const typename decltype(value)::value_type>(value));
+    };
+  };
+  refused(in_manifest("shards", std::vector<std::int32_t>{-1}),
+          {"names -1 shards and holds 2 checksums"});
+  refused(in_manifest("step", std::vector<std::int64_t>{-1}), {"step -1 and Adam's step 2"});
+  refused(in_manifest("adam_step", std::vector<std::int64_t>{9}), {"step 2 and Adam's step 9"});
+  refused(in_manifest("data_rng", std::vector<std::uint64_t>(4, 0)), {"all zeros"});
+  // Resharding succeeds here; the scale is refused after it, and must still change nothing.
+  refused(in_manifest("loss_scale", std::vector<float>{-1.0f}),
+          {"sharded checkpoint " + bad, "scale -1"});
+  refused(
+      [&] {
+        auto pieces = read_section<std::uint64_t>(bad + "/shard-1.ckpt", "pieces");
+        std::swap(pieces[0], pieces[1]);  // end < begin
+        replace_in_shard(bad, 1, "pieces", pieces);
+      },
+      {"shard 1's piece [", "is not a range of the"});
+  refused(
+      [&] {
+        auto master = read_section<float>(bad + "/shard-0.ckpt", "master");
+        master[2] = std::numeric_limits<float>::infinity();
+        replace_in_shard(bad, 0, "master", master);
+      },
+      {"shard 0: section 'master' holds inf at element 2"});
+  refused(
+      [&] {
+        auto v = read_section<float>(bad + "/shard-1.ckpt", "adam_v");
+        v[0] = -1.0f;
+        replace_in_shard(bad, 1, "adam_v", v);
+      },
+      {"shard 1: section 'adam_v' holds -1 at element 0", "a finite value >= 0"});
+}
+
 TEST(BadInput, SettingsThatCanOnlyDivergeAreRefusedUpFront) {
   ZeroOptions o = tiny_zero_options(Stage::kZero3);
   o.train.adamw.epsilon = std::numeric_limits<float>::quiet_NaN();
   book::testing::expect_error([&] { resolve(o, 2); },
                               "epsilon must be positive and finite, got nan");
+}
+
+// local_batch(task, rng, DistributedSampler({8, 8, 2}, 1), 4) took rows 4-7 of a 4-row batch.
+TEST(BadInput, LocalBatchRefusesASamplerLargerThanTheMicroBatch) {
+  const train::AdditionTask task(2);
+  Rng rng(7);
+  const ddp::DistributedSampler sampler({.dataset_size = 8, .global_batch = 8, .world_size = 2}, 1);
+  book::testing::expect_error(
+      [&] { local_batch(task, rng, sampler, 4); },
+      {"local_batch", "dataset of 8", "micro-batch has 4", "dataset_size = micro_batch"});
 }
 
 // Every rank's error after a NaN is planted in rank 1's weights, or "" if its step went through.

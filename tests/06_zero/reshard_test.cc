@@ -115,5 +115,41 @@ EXERCISE_TEST("zero.reshard_checkpoint", Reshard, PiecesCutAnywhere) {
       "2 new pieces but 1 master");
 }
 
+// A saved range {0, 10} with 5-element spans was read past the spans' end; two copies of [0, 5)
+// made `covered` reach 10 for the new piece [0, 10) while elements 5-9 kept their old values.
+EXERCISE_TEST("zero.reshard_checkpoint", Reshard, RefusesShortSavedSpansAndOverlappingPieces) {
+  std::vector<float> master(10, 0.25f), m(10, -0.5f), v(10, 2.0f);
+  const std::span<const float> five_master = std::span<const float>(master).first(5);
+  const std::span<const float> five_m = std::span<const float>(m).first(5);
+  const std::span<const float> five_v = std::span<const float>(v).first(5);
+  const std::vector<ddp::FlatRange> ranges = {{0, 10}};
+  std::vector<float> a(10, 7.0f), am(10, 7.0f), av(10, 7.0f);
+  const std::vector<std::span<float>> mm = {a}, mmm = {am}, mv = {av};
+
+  const std::vector<SavedPiece> too_short = {{{0, 10}, five_master, five_m, five_v}};
+  book::testing::expect_error(
+      [&] {
+        reshard(too_short, {ranges, mm, mmm, mv});
+      },
+      {"saved piece 0 [0, 10)", "5 master", "range's size"});
+
+  const std::vector<SavedPiece> twice = {{{0, 5}, five_master, five_m, five_v},
+                                         {{0, 5}, five_master, five_m, five_v}};
+  book::testing::expect_error(
+      [&] {
+        reshard(twice, {ranges, mm, mmm, mv});
+      },
+      {"[0, 5) and [0, 5) overlap"});
+  // Refused before copying anything: the new piece keeps its poison.
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(a[i], 7.0f) << "element " << i;
+
+  const std::vector<SavedPiece> backwards = {{{6, 4}, {}, {}, {}}};
+  book::testing::expect_error(
+      [&] {
+        reshard(backwards, {ranges, mm, mmm, mv});
+      },
+      "saved piece 0 [6, 4)");
+}
+
 }  // namespace
 }  // namespace book::zero

@@ -85,6 +85,23 @@ EXERCISE_TEST("zero.gather_layer_parameters", Zero3, GatherRefusesWrongPiecesAnd
   });
 }
 
+// An f64 piece of the right count went down the 16-bit path and the all-gather wrote 8-byte
+// elements into the 2-byte staging buffer (a heap overflow). Refused on every rank before any
+// collective starts, so no rank waits for another.
+EXERCISE_TEST("zero.gather_layer_parameters", Zero3, GatherRefusesAPieceOfAnotherType) {
+  coll::run_ranks(2, [](coll::Communicator& comm) {
+    std::vector<float> full(9);
+    std::vector<std::uint16_t> staging(9);
+    const std::vector<double> piece(comm.rank() == 0 ? 5 : 4, 1.5);  // the right count
+    book::testing::expect_error(
+        [&] {
+          gather_layer_parameters(comm, coll::ConstBuffer(std::span<const double>(piece)), staging,
+                                  full);
+        },
+        {"gather_layer_parameters", "f64", "f32, bf16 or f16"});
+  });
+}
+
 // The tolerance of a ZeRO-3 loss against chapter 5's DDP loss, relative: chapter 5's 1e-5. Not
 // zero, unlike ZeRO-1/2: ZeRO-3 reduces each micro-batch's gradient as it comes (no rank holds a
 // full gradient to accumulate into) and adds the means, where DDP adds the micro-batches and

@@ -10,6 +10,7 @@
 #include "chapters/03_collectives/threads.h"
 #include "chapters/07_tensor_parallel/expert_dispatch.h"
 #include "common/testing/exercise.h"
+#include "common/testing/expect_error.h"
 #include "tests/07_tensor_parallel/tp_testing.h"
 
 namespace book::ep {
@@ -122,6 +123,30 @@ EXERCISE_TEST("ep.dispatch_combine", DispatchCombine, RowsReachTheirExpertsAndCo
           << "the way back: what came from other ranks returns to them";
     });
   }
+}
+
+// A routing over 8 experts dispatched with ExpertPlacement{4, 2, r}: owner(e) gave ranks 2 and 3
+// for experts 4-7 and dispatch wrote past the end of send_rows (2 entries). Refused on every rank
+// before any all-to-all, as is a placement that is not the group's.
+EXERCISE_TEST("ep.dispatch_combine", DispatchCombine, RefusesAPlacementThatDoesNotFit) {
+  MoeConfig eight = config();
+  eight.experts = 8;
+  const std::vector<double> probs(3 * 8, 0.125), x(3 * kChannels, 1.0);
+  const Routing routing = route(probs.data(), 3, eight);
+  coll::run_ranks(2, [&](coll::Communicator& comm) {
+    DispatchPlan plan;
+    std::vector<double> received;
+    book::testing::expect_error(
+        [&] {
+          dispatch(x.data(), kChannels, routing, {4, 2, comm.rank()}, comm, plan, received);
+        },
+        {"spreads 4 experts", "among 8"});
+    book::testing::expect_error(
+        [&] {
+          dispatch(x.data(), kChannels, routing, {8, 4, comm.rank()}, comm, plan, received);
+        },
+        {"placement is rank " + std::to_string(comm.rank()) + " of 4", "of 2"});
+  });
 }
 
 }  // namespace

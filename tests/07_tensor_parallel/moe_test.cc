@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -250,6 +251,49 @@ TEST(MoeLayer, RefusesPlacementsAndConfigsThatCannotWork) {
   expect_error([&] { bad.validate(); }, "aux_loss_weight -1 must be >= 0");
   const std::vector<double> probs(4, 0.25);
   expect_error([&] { route(probs.data(), 0, small_config()); }, "route: 0 tokens");
+}
+
+// capacity_factor 1e10 passed validate() and capacity() cast 1e10 · k · N / E to int (undefined;
+// INT_MIN on x86, then 1 slot per expert, nearly every choice dropped).
+TEST(Routing, CapacityFactorMustBeFiniteAndCapacityIsClampedToTheChoices) {
+  MoeConfig c = small_config();  // 4 experts, top_k 2
+  for (double factor : {std::numeric_limits<double>::infinity(), std::nan("")}) {
+    c.capacity_factor = factor;
+    expect_error([&] { c.validate(); }, {"capacity_factor", "must be positive and finite"});
+  }
+  c.capacity_factor = 1e10;
+  c.validate();
+  // 10 tokens, k = 2: at most 2 · 10 = 20 choices exist, so 20 slots, not ⌈1e10 · 20 / 4⌉.
+  EXPECT_EQ(c.capacity(10), 20);
+  std::vector<double> probs(10 * 4);
+  for (std::size_t i = 0; i < probs.size(); ++i) probs[i] = (i % 4 == 1) ? 0.4 : 0.2;
+  const Routing r = route(probs.data(), 10, c);
+  EXPECT_EQ(r.dropped, 0) << "capacity " << r.capacity;
+  c.capacity_factor = 1.25;  // the usual factor is unchanged: ⌈1.25 · 2 · 10 / 4⌉ = ⌈6.25⌉ = 7
+  EXPECT_EQ(c.capacity(10), 7);
+}
+
+// check_dispatch (what dispatch calls first, on both tracks): a placement that does not match the
+// routing or the group, or a routing that is not route()'s shape.
+TEST(Routing, CheckDispatchRefusesAPlacementThatDoesNotFit) {
+  const std::vector<double> probs(3 * 8, 0.125);
+  MoeConfig eight = small_config(8);
+  const Routing routing = route(probs.data(), 3, eight);
+  check_dispatch(routing, {8, 2, 1}, 2, 1);
+  expect_error(
+      [&] {
+        check_dispatch(routing, {4, 2, 0}, 2, 0);
+      },
+      {"spreads 4 experts", "among 8", "same MoeConfig"});
+  expect_error(
+      [&] {
+        check_dispatch(routing, {8, 4, 0}, 2, 0);
+      },
+      {"placement is rank 0 of 4", "communicator is rank 0 of 2"});
+  expect_error([&] { check_dispatch(routing, {8, 3, 0}, 3, 0); }, "cannot be spread evenly");
+  Routing cut = routing;
+  cut.load.pop_back();
+  expect_error([&] { check_dispatch(cut, {8, 2, 0}, 2, 0); }, {"7 loads", "route()"});
 }
 
 }  // namespace

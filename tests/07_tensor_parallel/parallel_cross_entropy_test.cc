@@ -11,6 +11,7 @@
 #include "chapters/07_tensor_parallel/parallel_cross_entropy.h"
 #include "chapters/07_tensor_parallel/tensor_parallel_group.h"
 #include "common/testing/exercise.h"
+#include "common/testing/expect_error.h"
 #include "tests/07_tensor_parallel/tp_testing.h"
 
 namespace book::tp {
@@ -100,6 +101,28 @@ EXERCISE_TEST("tp.parallel_cross_entropy", ParallelCrossEntropy, MatchesTheWhole
 
 EXERCISE_TEST("tp.parallel_cross_entropy", ParallelCrossEntropy, StaysFiniteForLargeLogits) {
   check(5, 24, 3000.0, 6);  // exp(3000) overflows: only the global maximum keeps it finite
+}
+
+// A target outside the vocabulary (12 ids over 2 ranks here) was on no rank: its row counted
+// log Σ exp as its loss without an error. Refused on every rank before communicating.
+EXERCISE_TEST("tp.parallel_cross_entropy", ParallelCrossEntropy,
+              RefusesTargetsOutsideTheVocabulary) {
+  coll::run_ranks(2, [](coll::Communicator& comm) {
+    TensorParallelGroup<double> group(comm);
+    const int rows = 3, vocab_local = 6;
+    const std::vector<double> logits = random_vector(rows * vocab_local, 9 + comm.rank(), -3, 3);
+    std::vector<double> probs(rows * vocab_local), scratch(rows * (2 + 3));
+    for (int bad : {12, -2}) {
+      const std::vector<int> targets = {3, bad, -1};
+      book::testing::expect_error(
+          [&] {
+            parallel_cross_entropy_forward(logits.data(), targets.data(), rows, vocab_local,
+                                           comm.rank() * vocab_local, probs.data(), scratch.data(),
+                                           group);
+          },
+          {"row 1's target is " + std::to_string(bad), "12-token vocabulary"});
+    }
+  });
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include "chapters/03_collectives/threads.h"
 #include "chapters/07_tensor_parallel/accounting.h"
 #include "chapters/07_tensor_parallel/parallel_model.h"
+#include "chapters/07_tensor_parallel/tensor_parallel_group.h"
+#include "chapters/07_tensor_parallel/vocab_parallel.h"
 #include "common/testing/expect_error.h"
 #include "tests/07_tensor_parallel/model_runs.h"
 #include "tests/07_tensor_parallel/tp_testing.h"
@@ -252,6 +254,28 @@ TEST(ParallelModel, RefusesMisusedPiecesSayingWhy) {
       "room for 0 × 4 tokens; both must be >= 1");
   expect_error([&] { parameter_elements(config, {0, -1, {0, 5}}); }, "5 tensor-parallel ranks");
   expect_error([] { ring_elements_sent({}, 2, 2); }, "ring_elements_sent: rank 2 of 2");
+}
+
+// An id outside the vocabulary (8 ids over 2 ranks here) is on no rank: every rank added zeros
+// for it and the token silently embedded as its position alone.
+TEST(VocabParallelEmbedding, RefusesIdsOutsideTheVocabulary) {
+  coll::run_ranks(2, [](coll::Communicator& comm) {
+    TensorParallelGroup<double> group(comm);
+    const int channels = 3, rows = 4;  // 4 ids per rank
+    const std::vector<double> wte(rows * channels, 0.5), wpe(2 * channels, 0.25);
+    const VocabularyShard<double> shard{wte.data(), comm.rank() * rows, rows};
+    std::vector<double> partial(2 * channels), out(2 * channels);
+    for (int bad : {8, -1}) {
+      const std::vector<int> tokens = {1, bad};
+      book::testing::expect_error(
+          [&] {
+            vocab_parallel_embedding_forward(tokens.data(), 1, 2, shard, wpe.data(), channels,
+                                             partial.data(), out.data(), group,
+                                             SequenceParallel::kOff);
+          },
+          {"token 1 is id " + std::to_string(bad), "vocabulary of 8 ids"});
+    }
+  });
 }
 
 }  // namespace

@@ -96,6 +96,24 @@ TEST(ParallelTrainer, RefusesWhatItCannotTrain) {
   });
 }
 
+// seed = comm.rank() or another max_lr on one rank trained on garbage without an error; now every
+// rank refuses, naming the ranks that differ from rank 0, before allocating anything.
+TEST(ParallelTrainer, RanksWithDifferentOptionsAreRefusedOnEveryRank) {
+  coll::run_ranks(2, [&](coll::Communicator& comm) {
+    train::TrainOptions o = small_run();
+    o.seed = static_cast<std::uint64_t>(comm.rank());
+    book::testing::expect_error([&] { ParallelTrainer(o, comm, SequenceParallel::kOff); },
+                                {"the options of rank(s) 1 differ from rank 0's", "same model"});
+  });
+  coll::run_ranks(4, [&](coll::Communicator& comm) {
+    train::TrainOptions o = small_run();
+    if (comm.rank() == 2) o.max_lr *= 2;
+    const SequenceParallel sp = comm.rank() == 3 ? SequenceParallel::kOn : SequenceParallel::kOff;
+    book::testing::expect_error([&] { ParallelTrainer(o, comm, sp); },
+                                "the options of rank(s) 2, 3 differ from rank 0's");
+  });
+}
+
 TEST(ParallelTrainer, ARunThatDivergesStopsOnEveryRankNamingTheStep) {
   // A NaN in one rank's shard reaches the loss every rank computes (the all-reduces carry it), so
   // every rank stops at the same step, before any update.

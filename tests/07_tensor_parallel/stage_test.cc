@@ -4,6 +4,8 @@
 // 1/t.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "chapters/07_tensor_parallel/bandwidth_model.h"
@@ -75,6 +77,27 @@ TEST(BandwidthModel, TensorParallelTrafficGrowsWithTAndPipelineTrafficDoesNot) {
       << "a pipeline boundary is cheap even over the network";
   expect_error([&] { bandwidth_model(gpt3, hardware, {2}, 1); }, "at least 2 stages, got 1");
   expect_error([&] { tensor_parallel_bytes_per_layer(gpt3, 0); }, "t must be >= 1, got 0");
+}
+
+// A network of 0 bytes/s gave infinite seconds and hidden = 0 NaN FLOPs, without an error.
+TEST(BandwidthModel, RefusesFiguresThatAreNotPositiveAndFinite) {
+  const TransformerShape gpt3;
+  Hardware no_network;
+  no_network.network.value = 0;
+  expect_error([&] { bandwidth_model(gpt3, no_network, {2}, 2); },
+               "bandwidth_model: hardware.network must be positive and finite, got 0");
+  Hardware nan_peak;
+  nan_peak.peak.value = std::nan("");
+  expect_error([&] { bandwidth_model(gpt3, nan_peak, {2}, 2); }, "hardware.peak");
+  TransformerShape flat = gpt3;
+  flat.hidden = 0;
+  expect_error([&] { layer_flops(flat); },
+               "layer_flops: shape.hidden must be positive and finite, got 0");
+  expect_error([&] { bandwidth_model(flat, Hardware{}, {2}, 2); }, "shape.hidden");
+  TransformerShape endless = gpt3;
+  endless.sequence = std::numeric_limits<double>::infinity();
+  expect_error([&] { tensor_parallel_bytes_per_layer(endless, 2); }, "shape.sequence");
+  expect_error([&] { pipeline_bytes_per_boundary(endless); }, "got inf");
 }
 
 }  // namespace

@@ -173,5 +173,20 @@ TEST(Accounting, MegatronsFormulaWithoutDropoutIsOursWithoutLayerNormStatistics)
          "it";
 }
 
+// t = 0 divided by zero, t = -1 wrapped to a huge size_t, and t = 3 against 4 heads rounded
+// H/t down to 1 without a word; with sequence parallelism 12 tokens over t = 8 rounded N/t to 1.
+TEST(Accounting, LayerActivationBytesRefusesATensorParallelSizeThatDoesNotSplit) {
+  const train::Config config = testing::tiny_config();  // h = 12, a = 4
+  for (int t : {0, -1, 3})
+    expect_error([&] { layer_activation_bytes(config, 3, 4, t, SequenceParallel::kOff, 4); },
+                 {"layer_activation_bytes: t = " + std::to_string(t), "divide the 4 heads"});
+  train::Config eight_heads = config;
+  eight_heads.n_head = 8;
+  expect_error([&] { layer_activation_bytes(eight_heads, 3, 4, 8, SequenceParallel::kOn, 4); },
+               {"t = 8 must divide the 12 tokens", "batch 3 x seq_len 4"});
+  expect_error([&] { layer_activation_bytes(config, 0, 4, 2, SequenceParallel::kOff, 4); },
+               "batch 0 and seq_len 4 must be >= 1");
+}
+
 }  // namespace
 }  // namespace book::tp
