@@ -1,12 +1,14 @@
 // Checkpoint files built byte by byte, for the tests that hand the reader hostile files: the
 // layout of checkpoint.h written out here independently, so a test can plant a size, a name or a
-// payload the writer would never produce and still give it a valid checksum.
+// payload the writer would never produce and still give it a valid checksum. Chapters 5 and 6's
+// tests use it too, to damage their trainers' checkpoints one section at a time.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -94,6 +96,30 @@ Bytes as_bytes(const std::vector<T>& values) {
   Bytes bytes(values.size() * sizeof(T));
   std::memcpy(bytes.data(), values.data(), bytes.size());
   return bytes;
+}
+
+/// Section `name` of the checkpoint at `path`, as an array of T.
+template <typename T>
+std::vector<T> read_section(const std::string& path, const std::string& name) {
+  const CheckpointReader reader(path);
+  const auto bytes = reader.get(name);
+  return as_array<T>(Bytes(bytes.begin(), bytes.end()));
+}
+
+/// Rewrites the checkpoint at `path` with section `name` holding `values` instead: the file stays
+/// well-formed, with a valid checksum, so only the loader's later checks can refuse it.
+template <typename T>
+void replace_section(const std::string& path, const std::string& name,
+                     const std::vector<T>& values) {
+  std::vector<Section> sections = sections_of(path);
+  bool found = false;
+  for (Section& section : sections)
+    if (section.name == name) {
+      section.bytes = as_bytes(values);
+      found = true;
+    }
+  if (!found) throw std::logic_error("replace_section: " + path + " has no section " + name);
+  write_bytes(path, file_of(payload_of(sections)));
 }
 
 }  // namespace book::train::testing

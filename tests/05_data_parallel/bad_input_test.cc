@@ -9,13 +9,11 @@
 #include <filesystem>
 #include <initializer_list>
 #include <limits>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "chapters/03_collectives/async.h"
 #include "chapters/03_collectives/threads.h"
-#include "chapters/04_training_baseline/checkpoint.h"
 #include "chapters/05_data_parallel/bottleneck.h"
 #include "chapters/05_data_parallel/buckets.h"
 #include "chapters/05_data_parallel/ddp_trainer.h"
@@ -26,6 +24,7 @@
 #include "chapters/05_data_parallel/sampler.h"
 #include "chapters/05_data_parallel/scaling_model.h"
 #include "common/testing/expect_error.h"
+#include "tests/04_training_baseline/checkpoint_bytes.h"
 #include "tests/05_data_parallel/tiny_run.h"
 
 namespace book::ddp {
@@ -33,6 +32,8 @@ namespace {
 
 using book::testing::expect_error;
 using testing::tiny_ddp_options;
+using train::testing::read_section;
+using train::testing::replace_section;
 
 TEST(BadInput, ARankCountThatDoesNotDivideTheBatch) {
   expect_error([] { resolve(tiny_ddp_options(Rung::kFlat), 5); },
@@ -219,22 +220,6 @@ TEST(BadInput, BottleneckSpansOutsideTheStep) {
   expect_error([&] { classify_bottleneck(longer); }, "rank 0's compute time is 2 s");
 }
 
-// Rewrites checkpoint `path` with section `name` holding `value` instead: the file stays
-// well-formed (its checksum is the new one), only its contents are damaged.
-template <typename T>
-void replace_section(const std::string& path, const std::string& name, std::span<const T> value) {
-  train::CheckpointWriter out;
-  {
-    const train::CheckpointReader in(path);
-    for (const std::string& section : in.section_names())
-      if (section == name)
-        out.add_array<T>(section, value);
-      else
-        out.add(section, in.get(section));
-  }
-  out.write_atomically(path);
-}
-
 // DDP's load skipped chapter 4's checks: a negative step, Adam's step above the step, a NaN
 // weight and an all-zero data stream were taken; now each is refused and the trainer is unchanged.
 TEST(BadInput, DamagedCheckpointsAreRefusedAndChangeNothing) {
@@ -250,7 +235,7 @@ TEST(BadInput, DamagedCheckpointsAreRefusedAndChangeNothing) {
   auto refused = [&](const std::string& name, auto value,
                      std::initializer_list<std::string> words) {
     std::filesystem::copy_file(good, bad, std::filesystem::copy_options::overwrite_existing);
-    replace_section(bad, name, std::span<const typename decltype(value)::value_type>(value));
+    replace_section(bad, name, value);
     coll::run_ranks(1, [&](coll::Communicator& comm) {
       DdpTrainer trainer(comm, options);
       trainer.step();
@@ -262,12 +247,7 @@ TEST(BadInput, DamagedCheckpointsAreRefusedAndChangeNothing) {
   };
   refused("step", std::vector<std::int64_t>{-1}, {"step -1 and Adam's step 2", "not counts"});
   refused("adam_step", std::vector<std::int64_t>{7}, {"step 2 and Adam's step 7", "not counts"});
-  std::vector<float> weights;
-  {
-    const train::CheckpointReader in(good);
-    weights.resize(in.get("weights").size() / sizeof(float));
-    in.read_array<float>("weights", std::span<float>(weights));
-  }
+  std::vector<float> weights = read_section<float>(good, "weights");
   weights[3] = std::nanf("");
   refused("weights", weights, {"section 'weights' holds nan at element 3", "diverged"});
   refused("data_rng", std::vector<std::uint64_t>(4, 0), {"data stream's state is all zeros"});

@@ -8,11 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
-#include <iterator>
 #include <limits>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -22,12 +19,16 @@
 #include "chapters/06_zero/zero3_trainer.h"
 #include "chapters/06_zero/zero_trainer.h"
 #include "common/testing/expect_error.h"
+#include "tests/04_training_baseline/checkpoint_bytes.h"
 #include "tests/06_zero/tiny_zero.h"
 
 namespace book::zero {
 namespace {
 
 using testing::tiny_zero_options;
+using train::testing::read_bytes;
+using train::testing::read_section;
+using train::testing::replace_section;
 
 TEST(BadInput, StageNames) {
   EXPECT_EQ(parse_stage("2"), Stage::kZero2);
@@ -128,42 +129,15 @@ TEST(BadInput, ParameterCountsWhoseBytesWrapAreRefused) {
             std::uint64_t{1} << 63);
 }
 
-// Rewrites checkpoint `path` with section `name` holding `value` instead (a well-formed file with
-// damaged contents).
-template <typename T>
-void replace_section(const std::string& path, const std::string& name, std::span<const T> value) {
-  train::CheckpointWriter out;
-  {
-    const train::CheckpointReader in(path);
-    for (const std::string& section : in.section_names())
-      if (section == name)
-        out.add_array<T>(section, value);
-      else
-        out.add(section, in.get(section));
-  }
-  out.write_atomically(path);
-}
-
-template <typename T>
-std::vector<T> read_section(const std::string& path, const std::string& name) {
-  const train::CheckpointReader in(path);
-  std::vector<T> values(in.get(name).size() / sizeof(T));
-  in.read_array<T>(name, std::span<T>(values));
-  return values;
-}
-
 // Damages shard `r` of `dir` and records its new checksum in the manifest, as a save would have.
 template <typename T>
 void replace_in_shard(const std::string& dir, int r, const std::string& name,
                       const std::vector<T>& value) {
   const std::string shard = dir + "/shard-" + std::to_string(r) + ".ckpt";
-  replace_section(shard, name, std::span<const T>(value));
-  std::ifstream in(shard, std::ios::binary);
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
-                                std::istreambuf_iterator<char>());
+  replace_section(shard, name, value);
   auto sums = read_section<std::uint64_t>(dir + "/manifest.ckpt", "shard_checksums");
-  sums[r] = train::fnv1a64({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
-  replace_section(dir + "/manifest.ckpt", "shard_checksums", std::span<const std::uint64_t>(sums));
+  sums[r] = train::fnv1a64(read_bytes(shard));
+  replace_section(dir + "/manifest.ckpt", "shard_checksums", sums);
 }
 
 // ZeRO's loader skipped chapter 4's checks and was not all-or-nothing: reshard wrote the live
@@ -195,9 +169,7 @@ TEST(BadInput, DamagedShardedCheckpointsAreRefusedAndChangeNothing) {
   };
   const std::string manifest = bad + "/manifest.ckpt";
   auto in_manifest = [&](const std::string& name, auto value) {
-    return [=] {
-      replace_section(manifest, name, std::span<const typename decltype(value)::value_type>(value));
-    };
+    return [=] { replace_section(manifest, name, value); };
   };
   refused(in_manifest("shards", std::vector<std::int32_t>{-1}),
           {"names -1 shards and holds 2 checksums"});
