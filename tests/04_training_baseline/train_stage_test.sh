@@ -6,9 +6,18 @@ set -uo pipefail
 train="$1"
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# On the exercise track the stage runs the reader's exercise bodies: until they are written it
+# stops naming the one to write (exit 3), and there is nothing here to check yet.
+stop_if_not_started() {
+  if [[ $status -eq 3 ]] && grep -q "is not started" <<<"$out"; then
+    echo "not started: $out"
+    exit 0
+  fi
+}
 
 out=$(BOOK_RESULTS_DIR=/proc/self "$train" --steps 10 --threads 1 2>&1)
 status=$?
+stop_if_not_started
 [[ $status -eq 2 ]] || fail "an unwritable results folder: exit status $status, expected 2"
 grep -q "cannot write into the results folder" <<<"$out" || fail "no 'cannot write' in: $out"
 grep -q "^step " <<<"$out" && fail "it trained before refusing the results folder: $out"
@@ -16,6 +25,7 @@ grep -q "^step " <<<"$out" && fail "it trained before refusing the results folde
 results="${TEST_TMPDIR:-/tmp}/train_stage_results"
 out=$(BOOK_RESULTS_DIR="$results" "$train" --steps 10 --digits 3 --threads 1 2>&1)
 status=$?
+stop_if_not_started
 [[ $status -eq 0 ]] || fail "a 10-step run: exit status $status: $out"
 accuracy=$(grep "^tour: 04 | exact-sum accuracy" <<<"$out")
 echo "$accuracy"

@@ -6,9 +6,18 @@ set -uo pipefail
 memory="$1"
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# On the exercise track the stage runs the reader's exercise bodies: until they are written it
+# stops naming the one to write (exit 3), and there is nothing here to check yet.
+stop_if_not_started() {
+  if [[ $status -eq 3 ]] && grep -q "is not started" <<<"$out"; then
+    echo "not started: $out"
+    exit 0
+  fi
+}
 
 out=$("$memory" --gpu-gib 24 2>&1)
 status=$?
+stop_if_not_started
 [[ $status -eq 2 ]] || fail "--gpu-gib 24: exit status $status, expected 2: $out"
 # Llama-2 7B's ZeRO-3 state over 8 ranks, its activations, the engine's 13.5 GB of weights, one
 # 16-token KV block and the 1 GiB overhead come to just over 28 GiB.
