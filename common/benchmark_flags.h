@@ -19,4 +19,8 @@ namespace book {
 /// recognise, then prints the machine's load (book::print_machine_load).
 void init_benchmark(int* argc, char** argv);
 
+/// True when init_benchmark() saw --benchmark_list_tests: the bench only lists its benchmarks,
+/// so it must skip every measurement of its own (tables, calibration rounds) too.
+bool benchmark_listing_only();
+
 }  // namespace book

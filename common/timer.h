@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/check.h"
+
 namespace book {
 
 /// A steady-clock stopwatch that starts when constructed.
@@ -24,16 +26,19 @@ class Timer {
   std::chrono::steady_clock::time_point start_;
 };
 
-/// The median of `values` (the upper one of the middle two for an even count). Requires a value.
+/// The median of `values` (the upper one of the middle two for an even count). Throws
+/// book::Error when there is none.
 inline double median(std::vector<double> values) {
+  BOOK_CHECK(!values.empty(), "median of no values (nothing was measured)");
   std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
   return values[values.size() / 2];
 }
 
 /// How far apart the fastest and the slowest of `values` are, as a fraction of their median:
-/// (max − min) / median. 0.1 means the repetitions spread over 10% of the median. Requires a
-/// value.
+/// (max − min) / median. 0.1 means the repetitions spread over 10% of the median. Throws
+/// book::Error when there is no value.
 inline double relative_spread(const std::vector<double>& values) {
+  BOOK_CHECK(!values.empty(), "spread of no values (nothing was measured)");
   const auto [low, high] = std::minmax_element(values.begin(), values.end());
   return (*high - *low) / median(values);
 }

@@ -24,6 +24,8 @@
 #include "common/buffer.h"
 #include "common/check.h"
 #include "common/main.h"
+#include "common/peers.h"
+#include "common/repetition_reporter.h"
 #include "common/rng.h"
 #include "common/table.h"
 #include "common/timer.h"
@@ -53,63 +55,56 @@ void run_square(benchmark::State& state,
     benchmark::DoNotOptimize(c.data());
     benchmark::ClobberMemory();
   }
-  // Printed with an SI prefix, e.g. "FLOP/s=56.7G/s".
+  // Printed with an SI prefix, e.g. "FLOP/s=56.7G/s"; the ratio table uses the times.
   state.counters["FLOP/s"] =
       benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// Prints, after the usual console output, each benchmark's GFLOP/s as a ratio to OpenBLAS on one
-// thread and on all threads at the same n.
-class RatioReporter : public benchmark::ConsoleReporter {
+// Prints, after the usual console output, each benchmark's GFLOP/s (from its median time) as a
+// ratio to OpenBLAS on one thread and on all threads at the same n. Every standard Google
+// Benchmark flag works (RepetitionReporter falls back to the reported median when only the
+// aggregates arrive).
+class RatioReporter : public RepetitionReporter {
  public:
-  // One result per benchmark: with --benchmark_repetitions, the median of the repetitions and
-  // their spread. With random interleaving each repetition arrives in a call of its own, then
-  // the aggregates, so the repetitions are collected across calls.
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      const auto it = run.counters.find("FLOP/s");
-      if (run.error_occurred || it == run.counters.end()) continue;
-      // Without the "/real_time" or "_median" suffixes; args: "n".
-      Result& r = result(run.run_name.function_name, std::stoi(run.run_name.args));
-      if (run.run_type == Run::RT_Iteration) r.repetitions.push_back(it->second.value * 1e-9);
-    }
-  }
   void Finalize() override {
-    ConsoleReporter::Finalize();
+    RepetitionReporter::Finalize();
+    struct Result {
+      std::string name;
+      int n;
+      double gflops, spread;
+    };
+    std::vector<Result> results;
     std::map<std::pair<std::string, int>, double> by;
+    for (const auto& [full_name, unused] : times) {
+      // "07 avx2/1024/real_time" -> name "07 avx2", n 1024.
+      const auto slash = full_name.find('/');
+      const std::string name = full_name.substr(0, slash);
+      const int n = std::stoi(full_name.substr(slash + 1));
+      double ms = 0, spread = 0;
+      if (!summary(full_name, &ms, &spread)) continue;
+      const double gflops = 2.0 * n * n * n / (ms * 1e-3) * 1e-9;
+      results.push_back({name, n, gflops, spread});
+      by[{name, n}] = gflops;
+    }
     // Random interleaving reports in a random order: the table goes by size, then by name.
-    std::sort(results_.begin(), results_.end(), [](const Result& x, const Result& y) {
+    std::sort(results.begin(), results.end(), [](const Result& x, const Result& y) {
       return std::tie(x.n, x.name) < std::tie(y.n, y.name);
     });
-    for (const auto& r : results_) by[{r.name, r.n}] = median(r.repetitions);
     Table table({"benchmark", "n", "GFLOP/s (median)", "spread", "x OpenBLAS 1 thread",
                  "x OpenBLAS all threads"});
-    for (const auto& r : results_) {
-      const double gflops = by[{r.name, r.n}];
+    for (const Result& r : results) {
       const double one = by[{"OpenBLAS 1 thread", r.n}], all = by[{"OpenBLAS all threads", r.n}];
-      table.add_row({r.name, std::to_string(r.n), fixed(gflops, 2),
-                     fixed(100 * relative_spread(r.repetitions), 1) + "%",
-                     one > 0 ? fixed(gflops / one, 3) : "-",
-                     all > 0 ? fixed(gflops / all, 3) : "-"});
+      table.add_row({r.name, std::to_string(r.n), fixed(r.gflops, 2), spread_text(r.spread),
+                     one > 0 ? fixed(r.gflops / one, 3) : "-",
+                     all > 0 ? fixed(r.gflops / all, 3) : "-"});
     }
     std::cout << "\n"
-              << table.markdown() << "spread = (slowest - fastest) / median of the repetitions\n";
+              << table.markdown() << "spread = (slowest - fastest) / median of the repetitions\n"
+              << "peers: " << peers::openblas_description() << "; " << peers::blis_description()
+              << "\n";
+    const std::string warning = peers::not_at_best_warning();
+    if (!warning.empty()) std::cout << "WARNING: " << warning << ": the ratios are not results\n";
   }
-
- private:
-  struct Result {
-    std::string name;
-    int n;
-    std::vector<double> repetitions;  // GFLOP/s of each repetition
-  };
-  Result& result(const std::string& name, int n) {
-    for (Result& r : results_)
-      if (r.name == name && r.n == n) return r;
-    results_.push_back({name, n, {}});
-    return results_.back();
-  }
-  std::vector<Result> results_;
 };
 
 void register_all() {
@@ -166,8 +161,9 @@ void register_all() {
 int bench_main(int argc, char** argv) {
   book::BenchArgs args(argc, argv);  // 5 repetitions, randomly interleaved, unless told otherwise
   book::init_benchmark(&args.argc(), args.argv());  // unknown flags refused; the machine's load
-  std::cout << "OpenBLAS core: " << book::gemm::openblas_core_name() << "; cblas_sgemm from "
-            << book::gemm::openblas_cblas_library() << "\n";
+  std::cout << "peers: " << book::peers::openblas_description() << " (cblas_sgemm from "
+            << book::gemm::openblas_cblas_library() << "); " << book::peers::blis_description()
+            << "\n";
   book::gemm::register_all();
   book::gemm::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
@@ -175,4 +171,7 @@ int bench_main(int argc, char** argv) {
   return 0;
 }
 
-int main(int argc, char** argv) { return book::run_main(argc, argv, bench_main); }
+int main(int argc, char** argv) {
+  book::peers::use_peers_at_their_best(argc, argv);  // OpenBLAS's core and BLIS's configuration
+  return book::run_main(argc, argv, bench_main);
+}

@@ -6,7 +6,9 @@
 //   bazel run -c opt //chapters/01_gemm_cpu:ladder -- --tour    a quick subset + tour lines
 //   bazel run -c opt //chapters/01_gemm_cpu:ladder -- --sizes=1000,1024
 //   bazel run -c opt //chapters/01_gemm_cpu:ladder -- --help
-//   OPENBLAS_CORETYPE=Haswell bazel run ...   OpenBLAS on its AVX2 kernels (like for like, rung 7)
+//   BOOK_PEERS_OPENBLAS=Haswell bazel run ... OpenBLAS on its AVX2 kernels (like for like, rung 7)
+// OpenBLAS runs its best kernels for this CPU, checked, whatever it picked itself
+// (common/peers.h): the program may start itself again once to set that up.
 #include <algorithm>
 #include <iostream>
 #include <string>
@@ -17,6 +19,7 @@
 #include "chapters/01_gemm_cpu/openblas_peer.h"
 #include "common/machine_load.h"
 #include "common/main.h"
+#include "common/peers.h"
 #include "common/table.h"
 #include "common/track.h"
 
@@ -41,8 +44,11 @@ int body(int argc, char** argv) {
               << " only, one thread and all " << std::max(1u, std::thread::hardware_concurrency())
               << " (the chapter's full table: n = 256, 512, 1024, 2048; `ladder` without --tour)\n";
   const int all_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::cout << "OpenBLAS core: " << openblas_core_name() << " (cblas_sgemm from "
+  std::cout << "peer: " << peers::openblas_description() << " (cblas_sgemm from "
             << openblas_cblas_library() << ")\n";
+  const std::string peer_warning = peers::not_at_best_warning();
+  if (!peer_warning.empty())
+    std::cout << "WARNING: " << peer_warning << ": its ratios are not results\n";
   const ladder::Ceilings ceilings = ladder::measure_ceilings(all_threads);
   ladder::print_ceilings(ceilings);
 
@@ -65,7 +71,8 @@ int body(int argc, char** argv) {
       exercise_track() ? "/01_gemm_cpu_ladder_exercises" : "/01_gemm_cpu_ladder";
   table.write_csv(dir + stem + ".csv");
   table.write_json(dir + stem + ".json");
-  std::cout << "wrote " << dir << stem << ".{csv,json}\n";
+  peers::peers_table().write_json(dir + stem + "_peers.json");
+  std::cout << "wrote " << dir << stem << ".{csv,json} and " << stem.substr(1) << "_peers.json\n";
   if (!options.tour) ladder::write_plot(rows, dir + stem);
   ladder::print_tour_lines(rows, ceilings, tour_size(options.sizes));
   return 0;
@@ -74,4 +81,7 @@ int body(int argc, char** argv) {
 }  // namespace
 }  // namespace book::gemm
 
-int main(int argc, char** argv) { return book::run_main(argc, argv, book::gemm::body); }
+int main(int argc, char** argv) {
+  book::peers::use_peers_at_their_best(argc, argv);
+  return book::run_main(argc, argv, book::gemm::body);
+}

@@ -2,12 +2,15 @@
 // autograd doing the backward pass our layers do by hand.
 #include "chapters/04_training_baseline/torch_peer.h"
 
+#include <ATen/Version.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <cmath>
 
 #include "chapters/04_training_baseline/parameters.h"
 #include "common/check.h"
+#include "common/peers.h"
 
 namespace book::train {
 
@@ -25,9 +28,10 @@ struct TorchGpt::Impl {
   }
 };
 
-TorchGpt::TorchGpt(const Config& config, const float* params, int threads)
+TorchGpt::TorchGpt(const Config& config, const float* params, int threads, int blas_threads)
     : impl_(std::make_unique<Impl>(config)) {
   if (threads > 0) torch::set_num_threads(threads);
+  if (blas_threads > 0) peers::set_openblas_threads(blas_threads);
   std::vector<torch::Tensor> decay, no_decay;
   for (const auto& slot : impl_->layout.slots()) {
     auto t = torch::from_blob(const_cast<float*>(params + slot.offset),
@@ -52,6 +56,19 @@ TorchGpt::TorchGpt(const Config& config, const float* params, int threads)
 TorchGpt::~TorchGpt() = default;
 
 int TorchGpt::threads() { return torch::get_num_threads(); }
+
+std::string TorchGpt::configuration() {
+  // ATen's vector ISA is in its build summary: "CPU capability usage: AVX512".
+  std::string isa = "?";
+  const std::string config = at::show_config();
+  const std::string key = "CPU capability usage: ";
+  if (const auto at = config.find(key); at != std::string::npos)
+    isa = config.substr(at + key.size(), config.find('\n', at) - at - key.size());
+  return "libtorch " + std::string(TORCH_VERSION) + ", ATen " + isa + ", " +
+         std::to_string(torch::get_num_threads()) + " intra-op thread(s); " +
+         peers::openblas_description() + ", " + std::to_string(peers::openblas_threads()) +
+         " thread(s)";
+}
 
 float TorchGpt::forward_backward(const std::vector<int>& tokens, const std::vector<int>& targets,
                                  int batch, int seq_len) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "chapters/04_training_baseline/config.h"
@@ -17,8 +18,11 @@ namespace book::train {
 class TorchGpt {
  public:
   /// Copies `params` (ParameterLayout(config).total() floats). `threads` sets libtorch's intra-op
-  /// thread count (0 keeps its default).
-  TorchGpt(const Config& config, const float* params, int threads = 0);
+  /// thread count and `blas_threads` the thread count of the BLAS its matrix products call
+  /// (OpenBLAS's own pool); 0 keeps each default. A peer given c cores is at its best with
+  /// threads × blas_threads ≤ c: more makes the two pools fight over the cores (on two cores,
+  /// 2 × 2 threads ran 3× slower than 1 × 1).
+  TorchGpt(const Config& config, const float* params, int threads = 0, int blas_threads = 0);
   ~TorchGpt();
   TorchGpt(const TorchGpt&) = delete;             ///< Owns libtorch tensors.
   TorchGpt& operator=(const TorchGpt&) = delete;  ///< Owns libtorch tensors.
@@ -33,6 +37,9 @@ class TorchGpt {
   void adamw_step(float lr);
   /// libtorch's intra-op thread count.
   static int threads();
+  /// How the peer runs: "libtorch 1.13.0, ATen AVX512, 2 intra-op threads; OpenBLAS 0.3.21, core
+  /// Cooperlake (AVX-512, its own choice), checked, 1 thread" (common/peers.h configures them).
+  static std::string configuration();
 
  private:
   struct Impl;

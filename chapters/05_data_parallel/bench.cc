@@ -30,6 +30,7 @@
 #include "common/benchmark_flags.h"
 #include "common/flags.h"
 #include "common/main.h"
+#include "common/peers.h"
 #include "common/table.h"
 
 namespace {
@@ -127,17 +128,23 @@ Measurement ours_mpi(const std::optional<fs::path>& ddp) {
   return {std::stod(m[1]), ""};
 }
 
+// What the PyTorch peer reported of its kernels and threads (its JSON line's "configuration").
+std::string pytorch_configuration = "not reported";
+
 Measurement pytorch(const std::optional<fs::path>& script) {
   if (!script) return {std::nullopt, "torch_ddp_peer.py is not next to the bench"};
   if (!fs::exists("/usr/bin/python3")) return {std::nullopt, "/usr/bin/python3 not found"};
   const stage::StageOptions o = bench_stage();
   const auto [out, ok] =
-      run("/usr/bin/python3 " + script->string() + " --ranks 2 --layers " +
-          std::to_string(o.layers) + " --d-model " + std::to_string(o.d_model) + " --heads " +
-          std::to_string(o.heads) + " --digits " + std::to_string(o.digits) + " --micro-batch " +
-          std::to_string(o.micro_batch) + " --accumulation " + std::to_string(o.accumulation) +
-          " --steps " + std::to_string(kSteps) + " --warmup " + std::to_string(kWarmup) +
-          " --bucket-mb " + std::to_string(static_cast<double>(o.bucket_kib) / 1024));
+      // One BLAS thread per rank process (its pool would start one per core in each); the
+      // OpenBLAS core and ATen ISA come from this process's environment (common/peers.h).
+      run("OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 " + script->string() +
+          " --ranks 2 --layers " + std::to_string(o.layers) + " --d-model " +
+          std::to_string(o.d_model) + " --heads " + std::to_string(o.heads) + " --digits " +
+          std::to_string(o.digits) + " --micro-batch " + std::to_string(o.micro_batch) +
+          " --accumulation " + std::to_string(o.accumulation) + " --steps " +
+          std::to_string(kSteps) + " --warmup " + std::to_string(kWarmup) + " --bucket-mb " +
+          std::to_string(static_cast<double>(o.bucket_kib) / 1024));
   std::smatch m;
   const std::regex json(R"("ms_per_step": ([0-9.eE+-]+))");
   if (!ok || !std::regex_search(out, m, json)) {
@@ -145,6 +152,9 @@ Measurement pytorch(const std::optional<fs::path>& script) {
     return {std::nullopt, no_torch ? "Debian's python3-torch is not installed (tools/setup.sh)"
                                    : "PyTorch DDP failed: " + last_lines(out)};
   }
+  std::smatch config;
+  if (std::regex_search(out, config, std::regex(R"re("configuration": "([^"]*)")re")))
+    pytorch_configuration = config[1];
   return {std::stod(m[1]), ""};
 }
 
@@ -179,14 +189,20 @@ void compare_with_pytorch(const std::string& argv0, int rounds) {
       table.add_row({names[i], "-", "-", "-", "did not run: " + why[i]});
       continue;
     }
-    table.add_row({names[i], book::fixed(median[i], 1),
-                   book::fixed(ms[i].front(), 1) + "-" + book::fixed(ms[i].back(), 1),
-                   book::fixed(tokens / (median[i] / 1e3), 0),
-                   median[2] > 0 ? book::fixed(median[2] / median[i], 2) + "x" : "-"});
+    table.add_row(
+        {names[i], book::fixed(median[i], 1),
+         book::fixed(ms[i].front(), 1) + "-" + book::fixed(ms[i].back(), 1),
+         book::fixed(tokens / (median[i] / 1e3), 0),
+         median[2] > 0 ? book::peers::ratio_against(median[2] / median[i], "PyTorch DDP") : "-"});
   }
   std::cout << "\n## Our DDP step against PyTorch DDP (N = 2, no-sync, 16 x 2 sequences, "
                "256 KiB buckets, one core per rank)\n\n"
-            << table.markdown();
+            << table.markdown()
+            << "\nPyTorch DDP's configuration, per process: " << pytorch_configuration << " ("
+            << book::peers::openblas_description()
+            << " in this process, whose environment it inherits)\n";
+  const std::string warning = book::peers::not_at_best_warning();
+  if (!warning.empty()) std::cout << "WARNING: " << warning << ": the ratios are not results\n";
 }
 
 // --rounds N (or --rounds=N), from 1 to 100: a bad value is a usage error, not a silent 1.
@@ -223,4 +239,12 @@ int body(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return book::run_main(argc, argv, body); }
+// This bench loads OpenBLAS only so that use_peers_at_their_best() chooses its core here, where
+// the PyTorch processes it starts inherit the choice.
+extern "C" char* openblas_get_corename(void);
+void* volatile keep_openblas_linked = reinterpret_cast<void*>(&openblas_get_corename);
+
+int main(int argc, char** argv) {
+  book::peers::use_peers_at_their_best(argc, argv);
+  return book::run_main(argc, argv, body);
+}

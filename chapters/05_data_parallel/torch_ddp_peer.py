@@ -8,7 +8,9 @@ attention and a GELU (tanh) MLP of width 4C, a final LayerNorm and an LM head ti
 embedding; cross-entropy on the answer tokens only. The step is the stage's: the global micro-batch
 split over the ranks, `accumulation` micro-batches with DDP's no_sync() on all but the last, global
 gradient-norm clipping to 1.0, AdamW (betas 0.9, 0.95, weight decay 0.1 on matrices). One intra-op
-thread per process, as the book gives each rank one core.
+thread per process, as the book gives each rank one core; bench.cc also sets OPENBLAS_NUM_THREADS=1
+(OpenBLAS's own pool would otherwise start one thread per core in every process) and passes on the
+OpenBLAS core and ATen ISA it chose for this CPU (common/peers.h). The JSON line says which ran.
 """
 import argparse
 import json
@@ -93,7 +95,7 @@ def addition_batch(generator, digits, rows):
 
 
 def run_rank(rank, args, port, queue):
-    torch.set_num_threads(1)
+    torch.set_num_threads(1)  # with OPENBLAS_NUM_THREADS=1: one core per rank, as ours
     os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
     dist.init_process_group("gloo", rank=rank, world_size=args.ranks)
     torch.manual_seed(1234)  # the same initial weights on every rank (DDP also broadcasts them)
@@ -147,7 +149,23 @@ def main():
     tokens = args.micro_batch * args.accumulation * (3 * args.digits + 2)
     print(json.dumps({"ms_per_step": 1e3 * seconds, "tokens_per_step": tokens,
                       "tokens_per_s": tokens / seconds, "ranks": args.ranks,
-                      "torch": torch.__version__}))
+                      "torch": torch.__version__, "configuration": configuration()}))
+
+
+def configuration():
+    """ATen's vector ISA, the intra-op threads, and the OpenBLAS core and threads of this process."""
+    import ctypes
+    isa = next((line.split(":", 1)[1].strip() for line in torch.__config__.show().splitlines()
+                if "CPU capability usage" in line), "?")
+    text = f"ATen {isa}, {torch.get_num_threads()} intra-op thread(s)"
+    try:
+        blas = ctypes.CDLL("libopenblas.so.0")
+        blas.openblas_get_corename.restype = ctypes.c_char_p
+        text += (f"; OpenBLAS core {blas.openblas_get_corename().decode()}, "
+                 f"{blas.openblas_get_num_threads()} thread(s)")
+    except OSError:
+        text += "; OpenBLAS not found"
+    return text
 
 
 if __name__ == "__main__":
