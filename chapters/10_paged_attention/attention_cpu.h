@@ -26,7 +26,11 @@
 namespace book::kv {
 
 /// The instruction sets the fast kernel has code for, slowest first.
-enum class KernelPath { kPlain, kAvx2, kAvx512 };
+enum class KernelPath {
+  kPlain,  ///< plain loops (whatever the compiler makes of them)
+  kAvx2,   ///< AVX2 + FMA, 8 floats a register
+  kAvx512  ///< AVX-512F, 16 floats a register, masked remainders
+};
 
 /// "plain loops", "AVX2 + FMA" or "AVX-512": what the bench and the stage print.
 const char* kernel_path_name(KernelPath path);
