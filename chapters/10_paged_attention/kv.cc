@@ -12,6 +12,7 @@
 #include <iostream>
 #include <string>
 
+#include "chapters/10_paged_attention/attention_cpu.h"
 #include "chapters/10_paged_attention/kv_report.h"
 #include "chapters/10_paged_attention/served_model.h"
 #include "common/machine_load.h"
@@ -109,7 +110,9 @@ int body(int argc, char** argv) {
             << decode.long_prompt << "-token prompt in " << book::fixed(decode.cached_seconds, 2)
             << " s with the KV cache, " << book::fixed(decode.recompute_seconds, 2)
             << " s recomputing every position ("
-            << book::fixed(decode.recompute_seconds / decode.cached_seconds, 1) << "x)\n\n";
+            << book::fixed(decode.recompute_seconds / decode.cached_seconds, 1)
+            << "x); attention kernel: " << book::kv::kernel_path_name(book::kv::best_kernel_path())
+            << "\n\n";
 
   for (const auto& path : write_pictures(dir)) std::cout << "picture: " << path << "\n";
   std::cout << "plot:    " << plot_memory(runs, dir) << "\n\n";

@@ -135,10 +135,11 @@ TEST(ThreadTeam, RunsEveryMemberAndRethrows) {
 
 const std::vector<int> kRagged = {1, 5, 16, 17, 33, 100, 129, 300};
 
-std::vector<float> run_fast(const testing::PagedLayer& layer, int threads) {
+std::vector<float> run_fast(const testing::PagedLayer& layer, int threads,
+                            KernelPath path = best_kernel_path()) {
   std::vector<float> out;
-  const auto queries = layer.decode_queries(out);
-  CpuPagedAttention kernel(threads);
+  const auto queries = layer.decode_queries(out);  // poisoned with NaN
+  CpuPagedAttention kernel(threads, path);
   kernel.run(layer.view(), queries);
   return out;
 }
@@ -171,6 +172,63 @@ TEST(CpuPagedAttention, SameBitsForEveryBlockSizeTheContiguousLayoutAndThreadCou
           << "block size " << bs << ", " << threads
           << " threads: paged outputs differ from contiguous ones in some bit";
     }
+}
+
+// Each instruction set on its own, on sizes that end every vector loop in a remainder: head_dim
+// 1, 5, 13, 24, 40, 72 and 136 (none a multiple of 16; 24, 40, 72 and 136 multiples of 8, so
+// AVX2 takes its four-position path and AVX-512 its masked tail), lengths that are not multiples
+// of the block size (7, 16 or 5) nor of a register's 8 or 16 scores.
+void expect_path_matches_double(KernelPath path) {
+  const std::vector<int> lengths = {1, 3, 15, 17, 31, 33, 47, 130, 257};
+  for (const int head_dim : {1, 5, 13, 24, 40, 72, 136})
+    for (const int bs : {7, 16, 5}) {
+      const auto layer = make_paged_layer(lengths, bs, 2, head_dim, 900 + bs * head_dim);
+      const auto out = run_fast(layer, 2, path);
+      for (std::size_t s = 0; s < lengths.size(); ++s) {
+        const auto want =
+            naive_attention(layer, s, layer.queries.data() + s * layer.width(), lengths[s]);
+        for (int i = 0; i < layer.width(); ++i)
+          ASSERT_NEAR(out[s * layer.width() + i], want[i], 1e-5)
+              << kernel_path_name(path) << ", head_dim " << head_dim << ", block size " << bs
+              << ", sequence " << s << " (length " << lengths[s] << "), output " << i
+              << " (tolerance 1e-5: float against double; NaN means a slot was read unwritten or "
+                 "an output left unwritten)";
+      }
+    }
+  // Bit-identical across block sizes and the contiguous layout within one path, too.
+  const auto reference = run_fast(make_paged_layer(lengths, 16, 3, 40, 5, 260), 1, path);
+  for (const int bs : {1, 7, 16}) {
+    const auto out = run_fast(make_paged_layer(lengths, bs, 3, 40, 5), 2, path);
+    EXPECT_EQ(std::memcmp(out.data(), reference.data(), out.size() * sizeof(float)), 0)
+        << kernel_path_name(path) << ", block size " << bs
+        << ": paged outputs differ from contiguous ones in some bit";
+  }
+}
+
+TEST(CpuPagedAttention, Avx512PathMatchesDoubleOnAwkwardSizes) {
+  if (!kernel_path_available(KernelPath::kAvx512))
+    GTEST_SKIP() << "this CPU has no AVX-512F (or the build is not x86-64 GCC/Clang): the "
+                    "AVX-512 path cannot run here; the AVX2 and plain paths are tested";
+  expect_path_matches_double(KernelPath::kAvx512);
+}
+
+TEST(CpuPagedAttention, Avx2PathMatchesDoubleOnAwkwardSizes) {
+  if (!kernel_path_available(KernelPath::kAvx2))
+    GTEST_SKIP() << "this build does not target AVX2 + FMA (the book's default is x86-64-v3)";
+  expect_path_matches_double(KernelPath::kAvx2);
+}
+
+TEST(CpuPagedAttention, PlainPathMatchesDoubleOnAwkwardSizes) {
+  expect_path_matches_double(KernelPath::kPlain);
+}
+
+TEST(CpuPagedAttention, RunsTheBestPathItIsOffered) {
+  EXPECT_EQ(CpuPagedAttention().path(), best_kernel_path());
+  EXPECT_TRUE(kernel_path_available(KernelPath::kPlain));
+  EXPECT_STREQ(CpuPagedAttention(1, KernelPath::kPlain).path_name(), "plain loops");
+  if (!kernel_path_available(KernelPath::kAvx512))
+    expect_error([] { CpuPagedAttention kernel(1, KernelPath::kAvx512); },
+                 "the AVX-512 path cannot run here");
 }
 
 TEST(CpuPagedAttention, RefusesQueriesItCannotServe) {
