@@ -1,5 +1,6 @@
 #include "chapters/11_continuous_batching/arrivals.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/check.h"
@@ -45,6 +46,21 @@ std::vector<TimedRequest> with_arrivals(const std::vector<kv::Request>& lengths,
     now_ms += gamma_unit(rng, options.gamma_shape) / options.gamma_shape * 1000 / options.rate;
   }
   return out;
+}
+
+kv::WorkloadOptions scaled_lengths(int requests, std::uint64_t seed, int context, int vocab) {
+  kv::WorkloadOptions w;
+  const double scale = static_cast<double>(context) / w.max_len;
+  BOOK_CHECK(context >= 16 && context <= w.max_len,
+             "scaled_lengths: context must be in [16, " << w.max_len << "], got " << context);
+  w.requests = requests;
+  w.seed = seed;
+  w.max_len = context;
+  w.prompt_median *= scale;
+  w.output_median *= scale;
+  w.image_tokens = std::max(1, static_cast<int>(std::lround(w.image_tokens * scale)));
+  w.vocab = vocab;
+  return w;
 }
 
 }  // namespace book::serve

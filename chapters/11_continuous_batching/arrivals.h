@@ -25,6 +25,13 @@ struct ArrivalOptions {
   std::uint64_t seed = 11;  ///< the gaps' seed (the lengths have the workload's own)
 };
 
+/// Chapter 10's ShareGPT-like lengths (make_workload's defaults: log-normal, sigma 1, medians 100
+/// and 200 tokens, 2% prompts of 2 or 3 images of 576 tokens, a 2048-token context) scaled by
+/// context / 2048 to a model of `context` positions, with token ids in [0, vocab): the same long
+/// tail on a small model (the stage's wall-clock section, context 256: medians 12.5 and 25).
+/// Throws book::Error (make_workload's checks) if context or vocab is too small.
+kv::WorkloadOptions scaled_lengths(int requests, std::uint64_t seed, int context, int vocab);
+
 /// The requests of `lengths` (chapter 10's make_workload) with arrival times from `options`:
 /// the same seed gives the same times. Throws book::Error if rate or gamma_shape is not finite and
 /// > 0.

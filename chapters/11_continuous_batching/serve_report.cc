@@ -36,8 +36,14 @@ StageOptions parse_options(const std::vector<std::string>& arguments) {
             "also time the real engine (a random-weight model on this CPU), continuous vs static; "
             "run it on a quiet machine");
   flags.add("wall-requests", &o.wall_requests, "requests per wall-clock run").range(4, 4096);
-  flags.add("wall-reps", &o.wall_reps, "interleaved repetitions of the wall-clock runs")
+  flags
+      .add("wall-reps", &o.wall_reps,
+           "interleaved repetitions of the best continuous and the best static setting")
       .range(1, 100);
+  flags
+      .add("wall-threads", &o.wall_threads,
+           "threads of the wall-clock engine's layers (0: every hardware thread)")
+      .range(0, 256);
   flags.parse(argc, argv.data());
   if (o.tour) o.requests = std::min(o.requests, 300);
   if (o.token_budget < o.max_batch)

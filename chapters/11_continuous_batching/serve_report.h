@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "chapters/10_paged_attention/workload.h"
 #include "chapters/11_continuous_batching/arrivals.h"
 #include "chapters/11_continuous_batching/metrics.h"
 #include "chapters/11_continuous_batching/simulate.h"
@@ -28,8 +29,9 @@ struct StageOptions {
   double slo_tpot_ms = 15;    ///< the SLO's time per output token
   std::string checkpoint;     ///< chapter 4's addition checkpoint (chapter 10's BUILD trains it)
   bool wall_clock = false;    ///< also time the real engine (serve_wallclock.cc)
-  int wall_requests = 48;     ///< its requests (three static batches of 16)
+  int wall_requests = 512;    ///< its requests (eight static batches of 64)
   int wall_reps = 5;          ///< its interleaved repetitions
+  int wall_threads = 0;       ///< its engine's threads (sgemm's; 0: every hardware thread)
 };
 
 /// Parses the stage's command line (the arguments after the program's name) with book::Flags;
@@ -69,21 +71,61 @@ struct EngineRun {
 /// missing.
 EngineRun run_addition(const std::string& checkpoint, int sums);
 
-/// The wall-clock section: per repetition, each system's summary (milliseconds of a stopwatch).
-struct WallClock {
-  int requests = 0;                           ///< requests per run
-  int repetitions = 0;                        ///< interleaved repetitions
-  std::vector<ServingSummary> continuous;     ///< one per repetition
-  std::vector<ServingSummary> fixed_batches;  ///< static batching, one per repetition
-  std::vector<double> ratios;  ///< continuous / static output tokens/s, per repetition
+/// The largest batch either system of the wall-clock section runs; its KV cache holds that many
+/// requests at full context, so neither side preempts.
+inline constexpr int kWallMostRunning = 64;
+
+/// One setting of the wall-clock section.
+struct WallSetting {
+  bool continuous = true;  ///< continuous batching, or static batches of max_running
+  int max_running = 16;    ///< continuous: max running; static: the batch size
+  int token_budget = 128;  ///< rows per step (static: enough for a batch's prompts in few steps)
 };
 
+/// What one run counted (not timed): the same in every repetition.
+struct WallProfile {
+  int steps = 0;          ///< model steps
+  std::int64_t rows = 0;  ///< model rows: prompt positions and decoded tokens
+};
+
+/// One setting's runs, one per repetition.
+struct WallSystem {
+  WallSetting setting;                ///< what ran
+  std::string name;                   ///< its row's label
+  std::vector<ServingSummary> runs;   ///< milliseconds of a stopwatch
+  std::vector<WallProfile> profiles;  ///< steps and rows, one per run
+};
+
+/// The wall-clock section: every setting timed once, then the best of each side repeated.
+struct WallClock {
+  int requests = 0;                   ///< requests per run
+  int threads = 0;                    ///< the engine's threads
+  int repetitions = 0;                ///< interleaved repetitions of the two best
+  std::vector<WallSystem> selection;  ///< wall_settings(), one run each
+  WallSystem continuous;              ///< the fastest continuous setting, `repetitions` runs
+  WallSystem fixed_batches;           ///< the fastest static one (the peer), `repetitions` runs
+  std::vector<double> ratios;         ///< continuous / static output tokens/s, per repetition
+};
+
+/// The wall-clock section's workload: scaled_lengths() to the model's 256-token context (chapter
+/// 10's long-tailed lengths scaled by 1/8: prompt median 12.5, output median 25 tokens, 2% prompts
+/// of 2 or 3 images of 72 tokens), vocabulary 64.
+std::vector<kv::Request> wall_workload(int requests, std::uint64_t seed);
+/// The settings timed: continuous with max running 16, 32, 64 × token budget 128, 512; static
+/// batches of 8, 16, 32, 64 (512 rows per step).
+std::vector<WallSetting> wall_settings();
+
 /// Times the real engine (a random-weight model: 4 layers, width 128, context 256, vocabulary
-/// 64) on `requests` seeded requests all there at t = 0, continuous batching (16 running, 128
-/// tokens per step) against static batches of 16 on the same engine, after one warm-up run,
-/// `repetitions` times interleaved. Timings are wall-clock: take them on a quiet machine.
-WallClock run_wall_clock(int requests, int repetitions, std::uint64_t seed);
-/// The medians over the repetitions, one row per system, with the spread of tokens/s.
+/// 64) on `requests` requests of wall_workload(), all there at t = 0: after one warm-up run,
+/// every setting of wall_settings() once; then the fastest continuous and the fastest static
+/// setting `repetitions` times interleaved, the order alternating. Timings are wall-clock: take
+/// them on a quiet machine.
+/// The engine runs on `threads` threads (chapter 1's set_sgemm_threads; 0: all), restored after.
+WallClock run_wall_clock(int requests, int repetitions, std::uint64_t seed, int threads);
+/// The selection run, one row per setting (the best of each side marked), with the profile:
+/// steps, rows per step, microseconds per row.
+Table wall_selection_table(const WallClock& w);
+/// The two best settings: medians over the repetitions, with the spread of tokens/s.
 Table wall_clock_table(const WallClock& w);
 
 /// The requests of `o` at `rate` requests/s (chapter 10's default lengths, context 2048); rate 0:
