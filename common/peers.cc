@@ -325,41 +325,6 @@ std::string config_line(const PeerConfig& p, const char* kernel_word) {
 
 }  // namespace
 
-std::string isa_name(Isa isa) {
-  switch (isa) {
-    case Isa::kSse:
-      return "SSE";
-    case Isa::kAvx:
-      return "AVX";
-    case Isa::kAvx2:
-      return "AVX2";
-    case Isa::kAvx512:
-      return "AVX-512";
-  }
-  return "?";
-}
-
-Isa cpu_isa() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-    return Isa::kAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
-  if (__builtin_cpu_supports("avx")) return Isa::kAvx;
-  return Isa::kSse;
-}
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
-    }
-  return "unknown";
-}
-
 Isa openblas_core_isa(std::string_view core) {
   const std::string c = lower(core);
   if (c == "skylakex" || c == "cooperlake" || c == "sapphirerapids") return Isa::kAvx512;

@@ -40,21 +40,10 @@
 #include <string_view>
 #include <vector>
 
+#include "common/cpu.h"
 #include "common/table.h"
 
 namespace book::peers {
-
-/// Vector instruction sets, in order: each one includes the ones before it.
-enum class Isa { kSse = 0, kAvx = 1, kAvx2 = 2, kAvx512 = 3 };
-
-/// "SSE", "AVX", "AVX2", "AVX-512".
-std::string isa_name(Isa isa);
-
-/// The best vector ISA this CPU runs: AVX-512 needs F, BW, VL and DQ; AVX2 needs FMA too.
-Isa cpu_isa();
-
-/// The CPU's model name (/proc/cpuinfo), or "unknown".
-std::string cpu_model();
 
 /// The ISA an OpenBLAS core's SGEMM kernels use ("Prescott" -> SSE, "Haswell" and "Zen" -> AVX2,
 /// "SkylakeX", "Cooperlake", "SapphireRapids" -> AVX-512). Unknown names count as SSE.

@@ -20,7 +20,7 @@ namespace {
 
 int body(int, char**) {
   namespace peers = book::peers;
-  std::cout << "cpu: " << peers::cpu_model() << " (" << peers::isa_name(peers::cpu_isa()) << ")\n"
+  std::cout << "cpu: " << book::cpu_model() << " (" << book::isa_name(book::cpu_isa()) << ")\n"
             << "openblas: " << peers::openblas_description() << "\n"
             << "blis: " << peers::blis_description() << "\n"
             << "at-best: " << (peers::all_at_best() ? "yes" : "no") << "\n";

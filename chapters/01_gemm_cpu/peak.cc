@@ -13,6 +13,7 @@
 
 #include "common/buffer.h"
 #include "common/check.h"
+#include "common/cpu.h"
 
 namespace book::gemm {
 namespace {
@@ -94,7 +95,7 @@ double measure_fp32_peak_gflops(int threads) {
 double measure_fp32_peak_gflops_avx512(int threads) {
   BOOK_CHECK(threads >= 1,
              "measure_fp32_peak_gflops_avx512: threads must be >= 1, got " << threads);
-  if (!__builtin_cpu_supports("avx512f")) return 0.0;
+  if (cpu_isa() < Isa::kAvx512) return 0.0;
   return peak_gflops(threads, 16, fma_chains_avx512);
 }
 

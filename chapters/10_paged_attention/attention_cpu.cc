@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "common/check.h"
+#include "common/cpu.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #define BOOK_KV_AVX2 1
@@ -423,10 +424,7 @@ bool kernel_path_available(KernelPath path) {
   switch (path) {
     case KernelPath::kAvx512:
 #ifdef BOOK_KV_AVX512
-    {
-      static const bool has = __builtin_cpu_supports("avx512f");
-      return has;
-    }
+      return cpu_isa() >= Isa::kAvx512;
 #else
       return false;
 #endif

@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include "chapters/01_gemm_cpu/engine/engine.h"
+#include "common/cpu.h"
 
 namespace book::gemm::engine {
 namespace {
@@ -110,10 +111,7 @@ __attribute__((target("avx512f"))) void kernel_12x32_avx512(int kc, const float*
 const KernelSpec kAvx2Kernel{6, 16, 2052, 256, 512, kernel_6x16_avx2};
 const KernelSpec kAvx512Kernel{12, 32, 2052, 512, 256, kernel_12x32_avx512};
 
-bool has_avx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
+bool has_avx512() { return cpu_isa() >= Isa::kAvx512; }
 
 const KernelSpec& best_kernel() { return has_avx512() ? kAvx512Kernel : kAvx2Kernel; }
 
