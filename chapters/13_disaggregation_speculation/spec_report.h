@@ -1,0 +1,59 @@
+// The speculative stage's three measurements (see speculative_main.cc): the trained pair on the
+// addition task (equality, acceptance, wall clock), the step costs of a memory-bound random
+// target on the wall clock, and the 7B/68M sweep on chapter 11's simulated clock.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "chapters/11_continuous_batching/simulate.h"
+#include "common/table.h"
+
+namespace book::spec {
+
+/// What the trained pair measured at one gamma.
+struct PairRow {
+  int gamma = 0;
+  int mismatches = 0;          ///< requests whose output differs from the target's greedy
+  double acceptance = 0;       ///< accepted / proposed
+  double tokens_per_pass = 0;  ///< new tokens after the first / target passes
+  double plain_ms = 0;         ///< wall clock, all requests, target alone
+  double spec_ms = 0;          ///< wall clock, all requests, speculative
+};
+
+/// The trained pair: `requests` held-out sums answered greedily by the target alone and
+/// speculatively for each gamma. Prints the bytes the draft adds. Paths are runfiles.
+std::vector<PairRow> run_trained_pair(const std::string& target_path, const std::string& draft_path,
+                                      int requests, const std::vector<int>& gammas, Table& table);
+
+/// Wall-clock step times of a random-weight target big enough to be memory-bound and of a small
+/// random draft, for batch sizes × rows per sequence; then the modelled speed-up
+/// E(alpha, gamma) · T_target(b, 1) / (gamma · T_draft(b) + T_target(b, gamma + 1)).
+struct StepCosts {
+  std::vector<int> batches;
+  std::vector<int> gammas;
+  std::vector<std::vector<double>> target_ms;  ///< [batch][0: one row, 1 + g: gamma_g + 1 rows]
+  std::vector<double> draft_ms;                ///< [batch], one row per sequence
+  double target_bytes = 0, draft_bytes = 0;    ///< weights
+};
+StepCosts measure_step_costs(int target_layers, int target_width, const std::vector<int>& batches,
+                             const std::vector<int>& gammas, int repeats);
+
+/// The speed-up table from measured step costs at acceptance alpha; `crossings` gets one line
+/// per gamma naming the first batch whose speed-up is below 1.
+Table wallclock_speedups(const StepCosts& costs, double alpha, std::vector<std::string>& crossings);
+
+/// The simulated clock: a 7B target (chapter 11's CostModel defaults) and a 68M draft whose step
+/// costs `draft_step_ms` (small models are launch-bound, not bandwidth-bound), every sequence
+/// with `context` cached positions. Speed-up of tokens/s vs batch size per gamma.
+Table simulated_speedups(const serve::CostModel& target, const serve::CostModel& draft,
+                         const std::vector<int>& batches, const std::vector<int>& gammas,
+                         double alpha, int context, std::vector<std::string>& crossings,
+                         const std::string& plot_stem);
+
+/// The simulated clock vs output length at batch 1: prefill of `prompt` tokens (the draft's too),
+/// then rounds with gamma clamped near the end, by Monte Carlo with a fixed seed.
+Table simulated_by_length(const serve::CostModel& target, const serve::CostModel& draft,
+                          const std::vector<int>& lengths, int gamma, double alpha, int prompt);
+
+}  // namespace book::spec
