@@ -81,17 +81,22 @@ std::vector<PairRow> run_trained_pair(const std::string& target_path, const std:
 
 namespace {
 
-// Median time of one step of `b` sequences with `rows` new tokens each, at position 0.
-double step_ms(ModelStack& stack, int b, int rows, int repeats) {
-  std::vector<int> tokens(rows, 3);
-  std::vector<std::vector<kv::BlockId>> tables(b);
+// One step of `b` sequences with `rows` new tokens each, at position 0, ready to time.
+struct StepCase {
+  ModelStack* stack;
+  std::vector<int> tokens;
+  std::vector<std::vector<kv::BlockId>> tables;
   std::vector<kv::SequenceChunk> chunks;
-  for (int i = 0; i < b; ++i) {
-    tables[i] = {i};
-    chunks.push_back({tokens, 0, tables[i]});
+  std::vector<double> ms;
+  StepCase(ModelStack& s, int b, int rows) : stack(&s), tokens(rows, 3), tables(b) {
+    for (int i = 0; i < b; ++i) tables[i] = {i};
   }
-  return 1e3 * median_seconds([&] { stack.runner->run(chunks); }, repeats);
-}
+  void run() {
+    chunks.clear();
+    for (const auto& table : tables) chunks.push_back({tokens, 0, table});
+    stack->runner->run(chunks);
+  }
+};
 
 }  // namespace
 
@@ -110,11 +115,27 @@ StepCosts measure_step_costs(int target_layers, int target_width, const std::vec
   StepCosts costs{batches, gammas};
   costs.target_bytes = 4.0 * static_cast<double>(tc.parameter_count());
   costs.draft_bytes = 4.0 * static_cast<double>(dc.parameter_count());
+  // Every case once per round, rounds repeated, medians kept: on a shared machine a burst of
+  // other work then spreads over all cases instead of landing on one.
+  std::vector<StepCase> cases;
   for (const int b : batches) {
-    std::vector<double> row{step_ms(target, b, 1, repeats)};
-    for (const int g : gammas) row.push_back(step_ms(target, b, g + 1, repeats));
+    cases.emplace_back(target, b, 1);
+    for (const int g : gammas) cases.emplace_back(target, b, g + 1);
+    cases.emplace_back(draft, b, 1);
+  }
+  for (StepCase& c : cases) c.run();  // warm-up
+  for (int r = 0; r < repeats; ++r)
+    for (StepCase& c : cases) {
+      Timer timer;
+      c.run();
+      c.ms.push_back(timer.seconds() * 1e3);
+    }
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    std::vector<double> row;
+    for (std::size_t j = 0; j <= gammas.size(); ++j) row.push_back(median(cases[k++].ms));
     costs.target_ms.push_back(row);
-    costs.draft_ms.push_back(step_ms(draft, b, 1, repeats));
+    costs.draft_ms.push_back(median(cases[k++].ms));
   }
   return costs;
 }

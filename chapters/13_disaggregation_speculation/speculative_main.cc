@@ -22,7 +22,7 @@ using namespace book;
 using namespace book::spec;
 
 int body(int argc, char** argv) {
-  int requests = 300, target_layers = 4, target_width = 1024, repeats = 3, context = 1024;
+  int requests = 300, target_layers = 4, target_width = 1024, repeats = 5, context = 1024;
   double draft_step_ms = 0.5;
   bool tour = false;
   Flags flags("speculative", "speculative decoding: equality, acceptance, and where it loses");
@@ -42,7 +42,7 @@ int body(int argc, char** argv) {
   flags.add("tour", &tour, "the tour's quick run");
   flags.parse(argc, argv);
   print_machine_load();
-  if (tour) requests = 60, target_width = 768, repeats = 2;
+  if (tour) requests = 60, target_width = 768, repeats = 3;
   const std::string dir = results_dir();
 
   std::cout << "\n## 1. The trained pair on 2-digit addition (greedy)\n\n";
