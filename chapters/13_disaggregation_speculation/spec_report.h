@@ -1,6 +1,7 @@
-// The speculative stage's three measurements (see speculative_main.cc): the trained pair on the
-// addition task (equality, acceptance, wall clock), the step costs of a memory-bound random
-// target on the wall clock, and the 7B/68M sweep on chapter 11's simulated clock.
+/// @file
+/// The speculative stage's three measurements (see speculative_main.cc): the trained pair on the
+/// addition task (equality, acceptance, wall clock), the step costs of a memory-bound random
+/// target on the wall clock, and the 7B/68M sweep on chapter 11's simulated clock.
 #pragma once
 
 #include <string>
@@ -13,7 +14,7 @@ namespace book::spec {
 
 /// What the trained pair measured at one gamma.
 struct PairRow {
-  int gamma = 0;
+  int gamma = 0;               ///< draft tokens per round
   int mismatches = 0;          ///< requests whose output differs from the target's greedy
   double acceptance = 0;       ///< accepted / proposed
   double tokens_per_pass = 0;  ///< new tokens after the first / target passes
@@ -26,16 +27,20 @@ struct PairRow {
 std::vector<PairRow> run_trained_pair(const std::string& target_path, const std::string& draft_path,
                                       int requests, const std::vector<int>& gammas, Table& table);
 
-/// Wall-clock step times of a random-weight target big enough to be memory-bound and of a small
-/// random draft, for batch sizes × rows per sequence; then the modelled speed-up
-/// E(alpha, gamma) · T_target(b, 1) / (gamma · T_draft(b) + T_target(b, gamma + 1)).
+/// Wall-clock step times of a random-weight target and a small random draft, per batch size.
 struct StepCosts {
-  std::vector<int> batches;
-  std::vector<int> gammas;
+  std::vector<int> batches;                    ///< batch sizes timed
+  std::vector<int> gammas;                     ///< draft lengths timed (γ + 1 rows per sequence)
   std::vector<std::vector<double>> target_ms;  ///< [batch][0: one row, 1 + g: gamma_g + 1 rows]
   std::vector<double> draft_ms;                ///< [batch], one row per sequence
-  double target_bytes = 0, draft_bytes = 0;    ///< weights
+  double target_bytes = 0;                     ///< the target's weights
+  double draft_bytes = 0;                      ///< the draft's weights
 };
+
+/// Times the steps of a random-weight target of `target_layers` × `target_width` (big enough to
+/// be memory-bound) and of a 1-layer, 256-wide draft: every batch size with 1 and γ + 1 rows per
+/// sequence, medians of `repeats` interleaved rounds. The speed-up is then modelled as
+/// E(alpha, gamma) · T_target(b, 1) / (gamma · T_draft(b) + T_target(b, gamma + 1)).
 StepCosts measure_step_costs(int target_layers, int target_width, const std::vector<int>& batches,
                              const std::vector<int>& gammas, int repeats);
 
