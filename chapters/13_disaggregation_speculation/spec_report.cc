@@ -54,8 +54,9 @@ std::vector<PairRow> run_trained_pair(const std::string& target_path, const std:
   std::vector<PairRow> rows;
   for (const int gamma : gammas) {
     if (gamma > tc.context - 1) continue;
-    SpeculativeDecoder decoder(target.served(), draft.served(), {gamma});
-    PairRow row{gamma};
+    SpeculativeDecoder decoder(target.served(), draft.served(), {.gamma = gamma});
+    PairRow row;
+    row.gamma = gamma;
     SpecResult total;
     Timer timer;
     for (int i = 0; i < requests; ++i) {
@@ -112,7 +113,9 @@ StepCosts measure_step_costs(int target_layers, int target_width, const std::vec
   BOOK_CHECK(max_g + 1 <= 16, "measure_step_costs: gamma up to 15 (one block of 16 per sequence)");
   auto target = make_stack(kv::random_model(tc, 7), max_b, 16, max_b * (max_g + 1));
   auto draft = make_stack(kv::random_model(dc, 8), max_b, 16, max_b);
-  StepCosts costs{batches, gammas};
+  StepCosts costs;
+  costs.batches = batches;
+  costs.gammas = gammas;
   costs.target_bytes = 4.0 * static_cast<double>(tc.parameter_count());
   costs.draft_bytes = 4.0 * static_cast<double>(dc.parameter_count());
   // Every case once per round, rounds repeated, medians kept: on a shared machine a burst of

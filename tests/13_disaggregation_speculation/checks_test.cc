@@ -53,11 +53,12 @@ TEST(Checks, DecoderRefusesADifferentVocabularyAndABadGamma) {
   expect_error([&] { SpeculativeDecoder(target.served(), draft.served(), {}); },
                {"draft's vocabulary has 13 tokens", "target's has 12"});
   auto same = make_stack(kv::random_model(tiny(12), 2), 16, 4, 8);
-  expect_error([&] { SpeculativeDecoder(target.served(), same.served(), {0}); }, "got 0");
-  expect_error([&] { SpeculativeDecoder(target.served(), same.served(), {16}); }, "context is 16");
-  expect_error([&] { SpeculativeDecoder(target.served(), same.served(), {8}); },
+  expect_error([&] { SpeculativeDecoder(target.served(), same.served(), {.gamma = 0}); }, "got 0");
+  expect_error([&] { SpeculativeDecoder(target.served(), same.served(), {.gamma = 16}); },
+               "context is 16");
+  expect_error([&] { SpeculativeDecoder(target.served(), same.served(), {.gamma = 8}); },
                "needs a target runner of 9 rows per step, it has 8");
-  SpeculativeDecoder decoder(target.served(), same.served(), {3});
+  SpeculativeDecoder decoder(target.served(), same.served(), {.gamma = 3});
   expect_error(
       [&] {
         decoder.generate(std::vector<int>{1, 2, 3}, 15, 0);

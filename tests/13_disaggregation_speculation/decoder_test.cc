@@ -28,7 +28,8 @@ void expect_same_as_target(ModelStack& target, ModelStack& draft,
                            const std::vector<std::vector<int>>& prompts, int new_tokens,
                            int max_gamma, SpecResult* total = nullptr) {
   for (int gamma = 1; gamma <= max_gamma; ++gamma) {
-    SpeculativeDecoder decoder(target.served(), draft.served(), {gamma, 0, 0, true});
+    SpeculativeDecoder decoder(target.served(), draft.served(),
+                               {.gamma = gamma, .check_blocks = true});
     for (std::size_t i = 0; i < prompts.size(); ++i) {
       const auto expected = plain_greedy(target.served(), prompts[i], new_tokens, 1000);
       const SpecResult got = decoder.generate(prompts[i], new_tokens, static_cast<int>(i));
@@ -91,7 +92,9 @@ EXERCISE_TEST("spec.rejection_sample", SpeculativeDecoding, SamplingRunsAndRolls
   auto draft = stack_of(kv::load_checkpoint_model(kv::runfile(kDraft)));
   const train::AdditionTask task(kv::addition_digits(target.model->config()));
   for (const int gamma : {1, 2}) {
-    SpeculativeDecoder decoder(target.served(), draft.served(), {gamma, 1.0, 99, true});
+    SpeculativeDecoder decoder(
+        target.served(), draft.served(),
+        {.gamma = gamma, .temperature = 1.0, .seed = 99, .check_blocks = true});
     Rng rng(8);
     SpecResult total;
     for (int i = 0; i < 60; ++i) {
