@@ -16,7 +16,7 @@ namespace book::roofline {
 
 /// The machine's ceilings, measured on `threads` threads.
 struct Ceilings {
-  double peak_gflops = 0;    ///< FP32 FMA peak (chapter 1's measure_fp32_peak_gflops)
+  double peak_gflops = 0;    ///< FP32 FMA peak, AVX2 or AVX-512 whichever is higher (chapter 1)
   double bandwidth_gbs = 0;  ///< STREAM triad (chapter 1's measure_triad_bandwidth_gbs)
   /// The ridge point: the intensity (FLOP/byte) where bandwidth · intensity reaches the peak.
   double ridge() const { return peak_gflops / bandwidth_gbs; }
