@@ -38,6 +38,13 @@ struct ModelStack {
 ModelStack make_stack(std::unique_ptr<train::Model<float>> model, int num_blocks, int block_size,
                       int max_rows);
 
+/// The self-speculative draft: a copy of `target`'s first `layers` blocks with its embeddings,
+/// final LayerNorm and tied head (LayerSkip-style early exit, without the training that makes
+/// the early exit good). Nothing to train, same vocabulary by construction; it costs
+/// layers / n_layer of the target's block weights and KV. Throws book::Error unless
+/// 1 <= layers < target's n_layer, or if the target is a part of a model.
+std::unique_ptr<train::Model<float>> self_draft(const train::Model<float>& target, int layers);
+
 /// How the decoder picks tokens.
 struct SpecOptions {
   int gamma = 4;              ///< draft tokens proposed per round (fewer near the end)

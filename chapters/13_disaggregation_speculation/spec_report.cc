@@ -51,30 +51,40 @@ std::vector<PairRow> run_trained_pair(const std::string& target_path, const std:
   for (int i = 0; i < requests; ++i)
     expected.push_back(plain_greedy(target.served(), prompts[i], answer, i));
   const double plain_ms = plain_timer.seconds() * 1e3;
+  auto self = make_stack(self_draft(*target.model, tc.n_layer - 1), 256, 4, 16);
+  std::cout << "self-draft: the target's first " << tc.n_layer - 1 << " of " << tc.n_layer
+            << " layers with its head: +" << self.model->config().parameter_count() * 4
+            << " weight bytes if held apart (0 if "
+            << "it reads the target's own), +" << kv_target * (tc.n_layer - 1) / tc.n_layer
+            << " KV bytes/token\n";
   std::vector<PairRow> rows;
-  for (const int gamma : gammas) {
-    if (gamma > tc.context - 1) continue;
-    SpeculativeDecoder decoder(target.served(), draft.served(), {.gamma = gamma});
-    PairRow row;
-    row.gamma = gamma;
-    SpecResult total;
-    Timer timer;
-    for (int i = 0; i < requests; ++i) {
-      const SpecResult r = decoder.generate(prompts[i], answer, i);
-      row.mismatches += r.tokens != expected[i];
-      total.proposed += r.proposed, total.accepted += r.accepted;
-      total.target_passes += r.target_passes;
-      total.tokens.insert(total.tokens.end(), r.tokens.begin() + 1, r.tokens.end());
+  for (ModelStack* d : {&draft, &self}) {
+    const std::string name = d == &draft ? "trained 1-layer" : "self (target's layer 1)";
+    for (const int gamma : gammas) {
+      if (gamma > tc.context - 1) continue;
+      SpeculativeDecoder decoder(target.served(), d->served(), {.gamma = gamma});
+      PairRow row;
+      row.draft = name;
+      row.gamma = gamma;
+      SpecResult total;
+      Timer timer;
+      for (int i = 0; i < requests; ++i) {
+        const SpecResult r = decoder.generate(prompts[i], answer, i);
+        row.mismatches += r.tokens != expected[i];
+        total.proposed += r.proposed, total.accepted += r.accepted;
+        total.target_passes += r.target_passes;
+        total.tokens.insert(total.tokens.end(), r.tokens.begin() + 1, r.tokens.end());
+      }
+      row.spec_ms = timer.seconds() * 1e3;
+      row.plain_ms = plain_ms;
+      row.acceptance = total.acceptance();
+      row.tokens_per_pass =
+          static_cast<double>(total.tokens.size()) / static_cast<double>(total.target_passes);
+      rows.push_back(row);
+      table.add_row({name, std::to_string(gamma), std::to_string(row.mismatches),
+                     fixed(row.acceptance, 3), fixed(row.tokens_per_pass, 2), fixed(plain_ms, 1),
+                     fixed(row.spec_ms, 1), fixed(plain_ms / row.spec_ms, 2)});
     }
-    row.spec_ms = timer.seconds() * 1e3;
-    row.plain_ms = plain_ms;
-    row.acceptance = total.acceptance();
-    row.tokens_per_pass =
-        static_cast<double>(total.tokens.size()) / static_cast<double>(total.target_passes);
-    rows.push_back(row);
-    table.add_row({std::to_string(gamma), std::to_string(row.mismatches), fixed(row.acceptance, 3),
-                   fixed(row.tokens_per_pass, 2), fixed(plain_ms, 1), fixed(row.spec_ms, 1),
-                   fixed(plain_ms / row.spec_ms, 2)});
   }
   gemm::set_sgemm_threads(0);
   return rows;

@@ -14,6 +14,7 @@ namespace book::spec {
 
 /// What the trained pair measured at one gamma.
 struct PairRow {
+  std::string draft;           ///< which draft
   int gamma = 0;               ///< draft tokens per round
   int mismatches = 0;          ///< requests whose output differs from the target's greedy
   double acceptance = 0;       ///< accepted / proposed

@@ -67,6 +67,24 @@ TEST(Checks, DecoderRefusesADifferentVocabularyAndABadGamma) {
   expect_error([&] { decoder.generate(std::vector<int>{}, 2, 0); }, "prompt is empty");
 }
 
+TEST(Checks, SelfDraftIsTheTargetsFirstLayers) {
+  train::Config config = tiny(12);
+  config.n_layer = 3;
+  auto target = kv::random_model(config, 9);
+  auto draft = self_draft(*target, 2);
+  EXPECT_EQ(draft->config().n_layer, 2);
+  for (const std::string name : {"wte", "wpe", "h0.w_qkv", "h1.w_proj", "lnf_gain"}) {
+    const auto& from = target->layout().find(name);
+    const auto& to = draft->layout().find(name);
+    ASSERT_EQ(from.size(), to.size()) << name;
+    for (std::size_t i = 0; i < from.size(); ++i)
+      ASSERT_EQ(target->params()[from.offset + i], draft->params()[to.offset + i]) << name;
+  }
+  EXPECT_FALSE(draft->layout().contains("h2.w_qkv"));
+  expect_error([&] { self_draft(*target, 0); }, "keeps 1 to 2 of the target's 3 layers, not 0");
+  expect_error([&] { self_draft(*target, 3); }, "not 3");
+}
+
 TEST(Checks, TruncateFreesTheBlocksOfRejectedTokens) {
   kv::BlockManager blocks(8, 2);
   const std::vector<int> prompt = {1, 2, 3};

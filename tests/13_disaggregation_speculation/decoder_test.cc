@@ -62,6 +62,24 @@ EXERCISE_TEST("spec.verify_greedy", SpeculativeDecoding, TrainedPairEqualsTheTar
   EXPECT_GT(total.accepted, 0) << "the trained draft never agreed with the target";
 }
 
+EXERCISE_TEST("spec.verify_greedy", SpeculativeDecoding, SelfDraftEqualsTheTargetsGreedyOutput) {
+  // The target's first layer with its head: a poor draft (no training for the early exit), but
+  // the output must still be exactly the target's.
+  auto target = stack_of(kv::load_checkpoint_model(kv::runfile(kTarget)));
+  auto self = stack_of(self_draft(*target.model, target.model->config().n_layer - 1));
+  const train::AdditionTask task(kv::addition_digits(target.model->config()));
+  Rng rng(32);
+  std::vector<std::vector<int>> prompts;
+  for (int i = 0; i < 20; ++i) {
+    const auto [a, b] = task.sample(rng, train::Split::kValidation);
+    auto tokens = task.encode(a, b);
+    tokens.resize(task.prompt_length());
+    prompts.push_back(tokens);
+  }
+  expect_same_as_target(target, self, prompts, task.answer_length(),
+                        target.model->config().context - 1);
+}
+
 EXERCISE_TEST("spec.verify_greedy", SpeculativeDecoding, RandomModelsWithLongOutputs) {
   train::Config config;
   config.vocab_size = 16, config.context = 48, config.n_layer = 2, config.n_head = 2,
