@@ -131,91 +131,187 @@ SpeculativeDecoder::SpeculativeDecoder(ServedModel target, ServedModel draft, Sp
                    << m->runner.cache().block_size());
 }
 
-//! [round]
 SpecResult SpeculativeDecoder::generate(std::span<const int> prompt, int new_tokens,
                                         kv::SequenceId id) {
-  check_request(target_, prompt, new_tokens);
-  check_request(draft_, prompt, new_tokens);
+  const std::vector<std::vector<int>> prompts{{prompt.begin(), prompt.end()}};
+  return std::move(generate_batch(prompts, new_tokens, id).front());
+}
+
+namespace {
+
+// One request's state between rounds.
+struct Live {
+  kv::SequenceId id = 0;
+  std::vector<int> seq;                // prompt and every token so far
+  std::vector<int> draft;              // this round's proposals
+  std::vector<std::vector<double>> q;  // their draft distributions (sampling)
+  int gamma = 0;                       // proposals this round
+  std::vector<float> logits;           // this round's target rows
+  Rng rng;
+};
+
+// Runs `chunks` (each at most max_rows rows) in as few steps as fit and returns each chunk's
+// logits: its last row, or all its rows with all_logits.
+std::vector<std::vector<float>> run_chunks(kv::ModelRunner& runner,
+                                           const std::vector<kv::SequenceChunk>& chunks) {
+  std::vector<std::vector<float>> out;
+  const int vocab = runner.config().vocab_size;
+  for (std::size_t first = 0; first < chunks.size();) {
+    std::size_t last = first;
+    int rows = 0;
+    while (last < chunks.size() &&
+           rows + static_cast<int>(chunks[last].tokens.size()) <= runner.max_rows())
+      rows += static_cast<int>(chunks[last++].tokens.size());
+    BOOK_CHECK(last > first, "speculative decoding: a chunk of " << chunks[first].tokens.size()
+                                                                 << " rows exceeds the runner's "
+                                                                 << runner.max_rows());
+    const auto logits = runner.run(std::span(chunks).subspan(first, last - first));
+    std::size_t at = 0;
+    for (std::size_t c = first; c < last; ++c) {
+      const std::size_t n = (chunks[c].all_logits ? chunks[c].tokens.size() : 1) * vocab;
+      out.emplace_back(logits.begin() + at, logits.begin() + at + n);
+      at += n;
+    }
+    first = last;
+  }
+  return out;
+}
+
+}  // namespace
+
+//! [round]
+std::vector<SpecResult> SpeculativeDecoder::generate_batch(
+    const std::vector<std::vector<int>>& prompts, int new_tokens, kv::SequenceId first_id) {
+  for (const auto& prompt : prompts) {
+    check_request(target_, prompt, new_tokens);
+    check_request(draft_, prompt, new_tokens);
+  }
   const int vocab = target_.runner.config().vocab_size;
   const bool greedy = options_.temperature == 0;
-  Rng rng(options_.seed);
-  auto pick = [&](std::span<const float> row) {
+  auto pick = [&](std::span<const float> row, Rng& rng) {
     return greedy ? kv::argmax(row)
                   : sample_index(softmax(row, options_.temperature), rng.uniform());
   };
-  SpecResult result;
-  std::vector<int> seq(prompt.begin(), prompt.end());
-  seq.push_back(pick(prefill(target_, id, prompt)));
-  prefill(draft_, id, prompt);
-  result.tokens.push_back(seq.back());
-  append(target_, id, seq.back());  // the target's invariant: every token but the last computed
-  while (static_cast<int>(result.tokens.size()) < new_tokens) {
-    const int length = static_cast<int>(seq.size());
-    const int gamma =
-        std::min(options_.gamma, new_tokens - static_cast<int>(result.tokens.size()) - 1);
-    // 1. The draft catches up with the accepted tokens, then proposes gamma, one step each.
-    std::vector<int> draft;
-    std::vector<std::vector<double>> q;
-    for (int t = draft_.blocks.length(id); t < length && gamma > 0; ++t) append(draft_, id, seq[t]);
-    for (int j = 0; j < gamma; ++j) {
-      if (j > 0) append(draft_, id, draft.back());
-      const int start = j == 0 ? draft_.blocks.computed(id) : length - 1 + j;
-      const auto tokens =
-          j == 0 ? std::span<const int>(seq).subspan(start) : std::span<const int>(draft).last(1);
-      const auto logits = run_tokens(draft_, id, tokens, start);
-      if (greedy) {
-        draft.push_back(kv::argmax(logits));
-      } else {
-        q.push_back(softmax(logits, options_.temperature));
-        draft.push_back(sample_index(q.back(), rng.uniform()));
-      }
-      ++result.draft_steps;
+  std::vector<SpecResult> results(prompts.size());
+  std::vector<Live> live(prompts.size());
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    Live& r = live[i];
+    r.id = first_id + static_cast<kv::SequenceId>(i);
+    r.rng.reseed(options_.seed + 0x9e3779b97f4a7c15ULL * i);  // each request its own stream
+    r.seq = prompts[i];
+    r.seq.push_back(pick(prefill(target_, r.id, prompts[i]), r.rng));
+    prefill(draft_, r.id, prompts[i]);
+    results[i].tokens.push_back(r.seq.back());
+    append(target_, r.id, r.seq.back());  // every token but the last is computed
+  }
+  auto left = [&](std::size_t i) {
+    return new_tokens - static_cast<int>(results[i].tokens.size());
+  };
+  for (;;) {
+    std::vector<std::size_t> active;
+    for (std::size_t i = 0; i < live.size(); ++i)
+      if (left(i) > 0) active.push_back(i);
+    if (active.empty()) break;
+    // 1. The draft proposes: step j runs every sequence that still proposes, in one batch (its
+    //    first step also catches the draft up with the tokens accepted last round).
+    int max_gamma = 0;
+    for (const std::size_t i : active) {
+      Live& r = live[i];
+      r.gamma = std::min(options_.gamma, left(i) - 1);  // never propose past the last token
+      r.draft.clear(), r.q.clear();
+      max_gamma = std::max(max_gamma, r.gamma);
+      for (int t = draft_.blocks.length(r.id); t < static_cast<int>(r.seq.size()) && r.gamma > 0;
+           ++t)
+        append(draft_, r.id, r.seq[t]);
     }
-    // 2. One target pass scores the last accepted token and every proposal.
-    for (const int token : draft) append(target_, id, token);
-    std::vector<int> rows{seq.back()};
-    rows.insert(rows.end(), draft.begin(), draft.end());
-    const auto logits = run_tokens(target_, id, rows, length - 1, /*all_logits=*/true);
-    ++result.target_passes;
-    // 3. The rule keeps a prefix of the proposals and adds the target's own next token.
-    int accepted = 0, next = 0;
-    if (gamma == 0) {
-      next = pick(logits);
-    } else if (greedy) {
-      const GreedyVerdict verdict = verify_greedy(draft, logits, vocab);
-      accepted = verdict.accepted, next = verdict.next_token;
-    } else {
-      for (; accepted < gamma; ++accepted) {
-        const auto p =
-            softmax(std::span(logits).subspan(accepted * vocab, vocab), options_.temperature);
-        const SampleVerdict v =
-            rejection_sample(p, q[accepted], draft[accepted], rng.uniform(), rng.uniform());
-        if (!v.accepted) {
-          next = v.token;
-          break;
+    for (int j = 0; j < max_gamma; ++j) {
+      std::vector<kv::SequenceChunk> chunks;
+      std::vector<std::size_t> owner;
+      for (const std::size_t i : active) {
+        Live& r = live[i];
+        if (j >= r.gamma) continue;
+        if (j > 0) append(draft_, r.id, r.draft.back());
+        const int start =
+            j == 0 ? draft_.blocks.computed(r.id) : static_cast<int>(r.seq.size()) - 1 + j;
+        const auto tokens = j == 0 ? std::span<const int>(r.seq).subspan(start)
+                                   : std::span<const int>(r.draft).last(1);
+        chunks.push_back({tokens, start, draft_.blocks.block_table(r.id)});
+        owner.push_back(i);
+      }
+      const auto logits = run_chunks(draft_.runner, chunks);
+      for (std::size_t c = 0; c < chunks.size(); ++c) {
+        Live& r = live[owner[c]];
+        draft_.blocks.mark_computed(r.id,
+                                    chunks[c].start + static_cast<int>(chunks[c].tokens.size()));
+        if (greedy) {
+          r.draft.push_back(kv::argmax(logits[c]));
+        } else {
+          r.q.push_back(softmax(logits[c], options_.temperature));
+          r.draft.push_back(sample_index(r.q.back(), r.rng.uniform()));
         }
+        ++results[owner[c]].draft_steps;
       }
-      if (accepted == gamma) next = pick(std::span(logits).last(vocab));  // the bonus token
     }
-    result.proposed += gamma;
-    result.accepted += accepted;
-    // 4. Roll both caches back to the kept tokens: the rejected proposals' blocks are freed.
-    target_.blocks.truncate(id, length + accepted);
-    append(target_, id, next);
-    const int draft_keep = std::min(draft_.blocks.length(id), length + accepted);
-    draft_.blocks.truncate(id, draft_keep);
-    seq.insert(seq.end(), draft.begin(), draft.begin() + accepted);
-    seq.push_back(next);
-    result.tokens.insert(result.tokens.end(), draft.begin(), draft.begin() + accepted);
-    result.tokens.push_back(next);
+    // 2. One target pass scores every sequence's last token and proposals.
+    std::vector<std::vector<int>> rows(active.size());
+    std::vector<kv::SequenceChunk> chunks;
+    for (std::size_t a = 0; a < active.size(); ++a) {
+      Live& r = live[active[a]];
+      for (const int token : r.draft) append(target_, r.id, token);
+      rows[a] = {r.seq.back()};
+      rows[a].insert(rows[a].end(), r.draft.begin(), r.draft.end());
+      chunks.push_back({rows[a], static_cast<int>(r.seq.size()) - 1,
+                        target_.blocks.block_table(r.id), /*all_logits=*/true});
+    }
+    auto logits = run_chunks(target_.runner, chunks);
+    // 3. Each rule keeps a prefix and adds the target's own token; 4. both caches roll back.
+    for (std::size_t a = 0; a < active.size(); ++a) {
+      Live& r = live[active[a]];
+      SpecResult& result = results[active[a]];
+      const int length = static_cast<int>(r.seq.size());
+      target_.blocks.mark_computed(r.id, length + r.gamma);
+      ++result.target_passes;
+      const std::span<const float> rows_logits = logits[a];
+      int accepted = 0, next = 0;
+      if (r.gamma == 0) {
+        next = pick(rows_logits, r.rng);
+      } else if (greedy) {
+        const GreedyVerdict verdict = verify_greedy(r.draft, rows_logits, vocab);
+        accepted = verdict.accepted, next = verdict.next_token;
+      } else {
+        for (; accepted < r.gamma; ++accepted) {
+          const auto p =
+              softmax(rows_logits.subspan(accepted * vocab, vocab), options_.temperature);
+          const double u_accept = r.rng.uniform(), u_residual = r.rng.uniform();
+          const SampleVerdict v =
+              rejection_sample(p, r.q[accepted], r.draft[accepted], u_accept, u_residual);
+          if (!v.accepted) {
+            next = v.token;
+            break;
+          }
+        }
+        if (accepted == r.gamma) next = pick(rows_logits.last(vocab), r.rng);  // the bonus token
+      }
+      result.proposed += r.gamma;
+      result.accepted += accepted;
+      target_.blocks.truncate(r.id, length + accepted);
+      append(target_, r.id, next);
+      draft_.blocks.truncate(r.id, std::min(draft_.blocks.length(r.id), length + accepted));
+      r.seq.insert(r.seq.end(), r.draft.begin(), r.draft.begin() + accepted);
+      r.seq.push_back(next);
+      result.tokens.insert(result.tokens.end(), r.draft.begin(), r.draft.begin() + accepted);
+      result.tokens.push_back(next);
+    }
     if (options_.check_blocks) {
       target_.blocks.check_invariants();
       draft_.blocks.check_invariants();
     }
   }
-  target_.blocks.free(id);
-  draft_.blocks.free(id);
-  return result;
+  for (const Live& r : live) {
+    target_.blocks.free(r.id);
+    draft_.blocks.free(r.id);
+  }
+  return results;
 }
 //! [round]
 

@@ -69,8 +69,9 @@ struct SpecResult {
 /// Speculative decoding with a draft and a target; see the file comment.
 class SpeculativeDecoder {
  public:
-  /// Throws book::Error if the vocabularies differ (check_same_vocabulary) or γ does not fit
-  /// either model's context (check_gamma), or a manager's block size differs from its cache's.
+  /// Throws book::Error if the vocabularies differ (check_same_vocabulary), γ does not fit
+  /// either model's context (check_gamma), the target runner takes fewer than γ + 1 rows per
+  /// step, or a manager's block size differs from its cache's.
   SpeculativeDecoder(ServedModel target, ServedModel draft, SpecOptions options);
 
   /// Decodes `new_tokens` tokens after `prompt` as sequence `id` in both managers, frees the
@@ -78,6 +79,14 @@ class SpeculativeDecoder {
   /// Throws book::Error if the prompt is empty, new_tokens < 1, prompt + new_tokens − 1 exceeds a
   /// context, or a pool runs out of blocks.
   SpecResult generate(std::span<const int> prompt, int new_tokens, kv::SequenceId id);
+
+  /// The same for many requests together, as sequences first_id, first_id + 1, ...: every draft
+  /// step runs all the sequences still proposing as one batch, and every round's verification is
+  /// one target pass over all of them (split only where the runner's max_rows demands). Each
+  /// request's tokens are those it gets alone (greedy; with sampling each request draws from its
+  /// own stream, seeded by the seed and its index). Throws as generate does.
+  std::vector<SpecResult> generate_batch(const std::vector<std::vector<int>>& prompts,
+                                         int new_tokens, kv::SequenceId first_id);
 
  private:
   ServedModel target_, draft_;

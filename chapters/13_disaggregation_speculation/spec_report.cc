@@ -6,6 +6,7 @@
 
 #include "chapters/01_gemm_cpu/sgemm.h"
 #include "chapters/04_training_baseline/data.h"
+#include "chapters/10_paged_attention/decoding.h"
 #include "chapters/10_paged_attention/kv_shape.h"
 #include "chapters/10_paged_attention/served_model.h"
 #include "chapters/13_disaggregation_speculation/spec_decoder.h"
@@ -111,13 +112,77 @@ struct StepCase {
 
 }  // namespace
 
-StepCosts measure_step_costs(int target_layers, int target_width, const std::vector<int>& batches,
-                             const std::vector<int>& gammas, int repeats) {
+namespace {
+
+// The random-weight pair of the wall-clock measurements.
+std::pair<train::Config, train::Config> random_pair(int target_layers, int target_width) {
   train::Config tc;
   tc.vocab_size = 512, tc.context = 64, tc.n_layer = target_layers, tc.d_model = target_width;
   tc.n_head = std::max(1, target_width / 64);
   train::Config dc = tc;
   dc.n_layer = 1, dc.d_model = 256, dc.n_head = 4;
+  return {tc, dc};
+}
+
+}  // namespace
+
+Table run_random_batches(int target_layers, int target_width, const std::vector<int>& batches,
+                         int gamma, int new_tokens, const StepCosts& costs) {
+  const auto [tc, dc] = random_pair(target_layers, target_width);
+  const int max_b = *std::max_element(batches.begin(), batches.end());
+  const int blocks = max_b * ((8 + new_tokens + gamma) / 16 + 2);
+  // Room for a whole batch's verification in one step, as in measure_step_costs.
+  const int rows = std::max(64, max_b * (gamma + 1));
+  auto target = make_stack(kv::random_model(tc, 7), blocks, 16, rows);
+  auto draft = make_stack(kv::random_model(dc, 8), blocks, 16, rows);
+  Table table({"batch", "plain ms", "speculative ms", "speed-up", "alpha", "tokens per pass",
+               "step-cost model at these tokens/pass"});
+  Rng rng(99);
+  for (const int b : batches) {
+    std::vector<std::vector<int>> prompts(b, std::vector<int>(8));
+    for (auto& prompt : prompts)
+      for (int& t : prompt) t = static_cast<int>(rng.uniform() * tc.vocab_size);
+    Timer plain_timer;
+    const auto plain = kv::generate_paged(*target.runner, *target.blocks, prompts, new_tokens, 0);
+    const double plain_ms = plain_timer.seconds() * 1e3;
+    SpeculativeDecoder decoder(target.served(), draft.served(), {.gamma = gamma});
+    Timer spec_timer;
+    const auto spec = decoder.generate_batch(prompts, new_tokens, 0);
+    const double spec_ms = spec_timer.seconds() * 1e3;
+    SpecResult total;
+    std::int64_t tokens = 0;
+    for (std::size_t i = 0; i < spec.size(); ++i) {
+      BOOK_CHECK(spec[i].tokens == plain[i], "speculative output differs from the target's");
+      total.proposed += spec[i].proposed, total.accepted += spec[i].accepted;
+      total.target_passes += spec[i].target_passes;
+      tokens += static_cast<std::int64_t>(spec[i].tokens.size()) - 1;
+    }
+    const double alpha = total.acceptance();
+    const double tokens_per_pass =
+        static_cast<double>(tokens) / static_cast<double>(total.target_passes);
+    std::string model = "-";
+    const auto bi = std::find(costs.batches.begin(), costs.batches.end(), b);
+    const auto gi = std::find(costs.gammas.begin(), costs.gammas.end(), gamma);
+    if (bi != costs.batches.end() && gi != costs.gammas.end()) {
+      const auto r = static_cast<std::size_t>(bi - costs.batches.begin());
+      const auto g = static_cast<std::size_t>(gi - costs.gammas.begin());
+      // Measured tokens per pass, not E(alpha): these models' agreements come in runs, so
+      // acceptances are not independent and the formula undercounts.
+      model = fixed(tokens_per_pass * costs.target_ms[r][0] /
+                        (gamma * costs.draft_ms[r] + costs.target_ms[r][g + 1]),
+                    2) +
+              "x";
+    }
+    table.add_row({std::to_string(b), fixed(plain_ms, 0), fixed(spec_ms, 0),
+                   fixed(plain_ms / spec_ms, 2) + "x", fixed(alpha, 2), fixed(tokens_per_pass, 2),
+                   model});
+  }
+  return table;
+}
+
+StepCosts measure_step_costs(int target_layers, int target_width, const std::vector<int>& batches,
+                             const std::vector<int>& gammas, int repeats) {
+  const auto [tc, dc] = random_pair(target_layers, target_width);
   const int max_b = *std::max_element(batches.begin(), batches.end());
   const int max_g = *std::max_element(gammas.begin(), gammas.end());
   BOOK_CHECK(max_g + 1 <= 16, "measure_step_costs: gamma up to 15 (one block of 16 per sequence)");

@@ -45,6 +45,15 @@ struct StepCosts {
 StepCosts measure_step_costs(int target_layers, int target_width, const std::vector<int>& batches,
                              const std::vector<int>& gammas, int repeats);
 
+/// Real batched speculation on the random pair of measure_step_costs (same shapes and seeds):
+/// `batches` of random 8-token prompts decoded to `new_tokens` by chapter 10's generate_paged
+/// (plain) and by SpeculativeDecoder::generate_batch at `gamma`, on the wall clock, outputs
+/// checked equal; alpha is whatever these random models agree on, and the last column is the
+/// step-cost model's speed-up at the measured tokens per pass, for comparison. Throws book::Error
+/// if an output differs.
+Table run_random_batches(int target_layers, int target_width, const std::vector<int>& batches,
+                         int gamma, int new_tokens, const StepCosts& costs);
+
 /// The speed-up table from measured step costs at acceptance alpha; `crossings` gets one line
 /// per gamma naming the first batch whose speed-up is below 1.
 Table wallclock_speedups(const StepCosts& costs, double alpha, std::vector<std::string>& crossings);

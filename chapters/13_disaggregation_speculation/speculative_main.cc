@@ -80,6 +80,11 @@ int body(int argc, char** argv) {
     if (a == alpha) t.write_csv(dir + "/ch13_speculative_wallclock.csv");
   }
 
+  std::cout << "\nreal batched speculation on the same random pair, gamma 4, 24 new tokens (random "
+               "models agree on whatever they agree on: alpha below is theirs, not a trained "
+               "draft's):\n"
+            << run_random_batches(target_layers, target_width, batches, 4, 24, costs).markdown();
+
   std::cout << "\n## 3. Simulated clock: 7B target, 68M draft (chapter 11's CostModel)\n\n";
   const serve::CostModel target;  // 7B fp16 on an A100-class GPU
   serve::CostModel draft;

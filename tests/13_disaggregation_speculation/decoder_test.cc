@@ -103,6 +103,36 @@ EXERCISE_TEST("spec.verify_greedy", SpeculativeDecoding, RandomModelsWithLongOut
   EXPECT_EQ(total.accepted, total.proposed) << "a draft equal to the target must always agree";
 }
 
+EXERCISE_TEST("spec.verify_greedy", SpeculativeDecoding, BatchesEqualTheTargetAlone) {
+  // Many requests speculating together, of different lengths, in one draft batch and one target
+  // pass per round (split over max_rows 16), with every block checked after every round.
+  train::Config config;
+  config.vocab_size = 16, config.context = 40, config.n_layer = 2, config.n_head = 2,
+  config.d_model = 32;
+  train::Config small = config;
+  small.n_layer = 1, small.d_model = 16;
+  auto target = make_stack(kv::random_model(config, 11), 256, 2, 16);
+  auto draft = make_stack(kv::random_model(small, 12), 256, 2, 16);
+  Rng rng(6);
+  std::vector<std::vector<int>> prompts;
+  for (int i = 0; i < 7; ++i) {
+    std::vector<int> prompt(1 + i * 2);
+    for (int& t : prompt) t = static_cast<int>(rng.uniform() * config.vocab_size);
+    prompts.push_back(prompt);
+  }
+  for (const int gamma : {1, 3, 7}) {
+    SpeculativeDecoder decoder(target.served(), draft.served(),
+                               {.gamma = gamma, .check_blocks = true});
+    const auto batch = decoder.generate_batch(prompts, 18, 100);
+    ASSERT_EQ(batch.size(), prompts.size());
+    for (std::size_t i = 0; i < prompts.size(); ++i)
+      EXPECT_EQ(batch[i].tokens, plain_greedy(target.served(), prompts[i], 18, 1000))
+          << "gamma " << gamma << ", request " << i << " of a batch of " << prompts.size();
+    EXPECT_EQ(target.blocks->num_used_blocks(), 0);
+    EXPECT_EQ(draft.blocks->num_used_blocks(), 0);
+  }
+}
+
 EXERCISE_TEST("spec.rejection_sample", SpeculativeDecoding, SamplingRunsAndRollsBack) {
   // Random models would not do here: with a tied head both prefer repeating the last token, so
   // they always agree. The trained pair at temperature 1 disagrees now and then.
