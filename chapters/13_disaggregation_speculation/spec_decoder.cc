@@ -177,6 +177,41 @@ std::vector<std::vector<float>> run_chunks(kv::ModelRunner& runner,
   return out;
 }
 
+std::vector<kv::SequenceId> live_ids(const std::vector<Live>& live) {
+  std::vector<kv::SequenceId> ids;
+  for (const Live& r : live) ids.push_back(r.id);
+  return ids;
+}
+
+// Admits every prompt and prefills them together; returns each one's last-token logits. A prompt
+// longer than the runner's step is prefilled alone in chunks.
+std::vector<std::vector<float>> prefill_batch(ServedModel model,
+                                              const std::vector<kv::SequenceId>& ids,
+                                              const std::vector<std::vector<int>>& prompts) {
+  std::vector<std::vector<float>> out(prompts.size());
+  std::vector<kv::SequenceChunk> chunks;
+  std::vector<std::size_t> owner;
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    const int rows = static_cast<int>(prompts[i].size());
+    if (rows > model.runner.max_rows()) {
+      out[i] = prefill(model, ids[i], prompts[i]);
+      continue;
+    }
+    const auto admission = model.blocks.add_sequence(ids[i], prompts[i]);
+    BOOK_CHECK(admission.ok, "speculative decoding: the KV cache has no room for a prompt of "
+                                 << rows << " tokens");
+    chunks.push_back({std::span(prompts[i]).subspan(admission.cached_tokens),
+                      admission.cached_tokens, model.blocks.block_table(ids[i])});
+    owner.push_back(i);
+  }
+  auto logits = run_chunks(model.runner, chunks);
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    model.blocks.mark_computed(ids[owner[c]], static_cast<int>(prompts[owner[c]].size()));
+    out[owner[c]] = std::move(logits[c]);
+  }
+  return out;
+}
+
 }  // namespace
 
 //! [round]
@@ -195,12 +230,17 @@ std::vector<SpecResult> SpeculativeDecoder::generate_batch(
   std::vector<SpecResult> results(prompts.size());
   std::vector<Live> live(prompts.size());
   for (std::size_t i = 0; i < prompts.size(); ++i) {
+    live[i].id = first_id + static_cast<kv::SequenceId>(i);
+    live[i].rng.reseed(options_.seed + 0x9e3779b97f4a7c15ULL * i);  // each request its own stream
+    live[i].seq = prompts[i];
+  }
+  // Prefill every prompt in both models, all prompts in as few steps as fit (one weight read
+  // per step, as chapter 10's batched decoding does).
+  const auto first_logits = prefill_batch(target_, live_ids(live), prompts);
+  prefill_batch(draft_, live_ids(live), prompts);
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
     Live& r = live[i];
-    r.id = first_id + static_cast<kv::SequenceId>(i);
-    r.rng.reseed(options_.seed + 0x9e3779b97f4a7c15ULL * i);  // each request its own stream
-    r.seq = prompts[i];
-    r.seq.push_back(pick(prefill(target_, r.id, prompts[i]), r.rng));
-    prefill(draft_, r.id, prompts[i]);
+    r.seq.push_back(pick(first_logits[i], r.rng));
     results[i].tokens.push_back(r.seq.back());
     append(target_, r.id, r.seq.back());  // every token but the last is computed
   }
