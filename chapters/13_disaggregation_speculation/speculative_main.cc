@@ -4,7 +4,8 @@
 //     gamma, the measured acceptance alpha, tokens per target pass, and the wall clock;
 //  2. the wall clock where the target step is memory-bound: a random-weight target larger than
 //     the last-level cache and a small random draft, their step times measured per batch size
-//     and rows, the speed-up modelled from them at the measured alpha;
+//     and rows, the speed-up modelled from them at the measured alpha; then the same pair
+//     decoding batches for real (plain vs generate_batch), next to the model;
 //  3. chapter 11's simulated clock at 7B/68M scale: speed-up vs batch size and vs output length.
 // `--tour` runs each quickly. Results: results/ch13_speculative_*.csv, ch13_speculative.png.
 #include <iostream>
