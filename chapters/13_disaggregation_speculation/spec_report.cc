@@ -252,7 +252,8 @@ double verify_ms(const serve::CostModel& c, int b, int rows_per_seq, int context
                      rows * context);
 }
 
-void plot(const std::string& stem, const Table& table, const std::vector<int>& gammas) {
+void plot(const std::string& stem, const Table& table, const std::vector<int>& gammas, double alpha,
+          int context) {
   const std::string data = stem + ".dat", script = stem + ".gp", png = stem + ".png";
   {
     std::ofstream out(data);
@@ -262,10 +263,11 @@ void plot(const std::string& stem, const Table& table, const std::vector<int>& g
     }
     std::ofstream gp(script);
     gp << "set terminal pngcairo size 800,480 font ',10'\nset output '" << png << "'\n"
-       << "set title 'Speculative decoding on the simulated clock: 7B target, 68M draft'\n"
+       << "set title 'Speculative decoding, simulated clock: 7B target, 68M draft, alpha " << alpha
+       << ", " << context << " cached positions'\n"
        << "set xlabel 'batch size (sequences decoding together)'\nset ylabel 'speed-up "
           "(tokens/s)'\n"
-       << "set logscale x 2\nset grid\nset key top right\n"
+       << "set logscale x 2\nset grid\nset key top right\nset yrange [0.4:*]\n"
        << "plot 1 with lines lc rgb 'black' dt 2 title 'break-even'";
     for (std::size_t j = 0; j < gammas.size(); ++j)
       gp << ", '" << data << "' using 1:" << j + 2 << " with linespoints lw 2 title 'gamma "
@@ -312,7 +314,7 @@ Table simulated_speedups(const serve::CostModel& target, const serve::CostModel&
                         (first_loss[j]
                              ? "below 1.0x from batch " + std::to_string(first_loss[j])
                              : "above 1.0x up to batch " + std::to_string(batches.back())));
-  if (!plot_stem.empty()) plot(plot_stem, table, gammas);
+  if (!plot_stem.empty()) plot(plot_stem, table, gammas, alpha, context);
   return table;
 }
 
