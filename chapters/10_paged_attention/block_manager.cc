@@ -178,6 +178,30 @@ void BlockManager::free(SequenceId id) {
   sequences_.erase(it);
 }
 
+void BlockManager::truncate(SequenceId id, int length) {
+  Sequence& sequence = find(id, "truncate");
+  const int old_length = static_cast<int>(sequence.tokens.size());
+  BOOK_CHECK(length >= 1 && length <= old_length, "BlockManager::truncate: sequence "
+                                                      << id << " has " << old_length
+                                                      << " tokens; cannot keep " << length
+                                                      << " (keep between 1 and its length)");
+  const std::size_t keep = static_cast<std::size_t>((length + block_size_ - 1) / block_size_);
+  while (sequence.table.size() > keep) {  // last block first, as free() does
+    const BlockId block = sequence.table.back();
+    sequence.table.pop_back();
+    allocator_.release(block, /*keep_cached=*/cached_.contains(block));
+  }
+  sequence.tokens.resize(static_cast<std::size_t>(length));
+  sequence.computed = std::min(sequence.computed, length);
+  sequence.hashes.resize(
+      std::min(sequence.hashes.size(), static_cast<std::size_t>(length / block_size_)));
+  // A cached block that is now this sequence's partial last block will be overwritten by the
+  // next append: its cache entry would name tokens it no longer holds. Shared, it is copied on
+  // write instead (append_token), and its entry stays true.
+  const BlockId last = sequence.table.back();
+  if (length % block_size_ != 0 && allocator_.ref_count(last) == 1) forget_if_cached(last);
+}
+
 int BlockManager::evict_cached(int max_blocks) {
   int dropped = 0;
   for (const BlockId block : allocator_.free_queue()) {

@@ -78,6 +78,13 @@ class BlockManager {
   /// the free queue (at the back if the prefix cache names it). Throws book::Error if `id` is
   /// unknown (freeing twice included).
   void free(SequenceId id);
+  /// Shortens `id` to its first `length` tokens: speculative decoding's rollback of rejected draft
+  /// tokens (chapter 13). Blocks past ⌈length / B⌉ lose this sequence's reference (a block left
+  /// with none joins the free queue); positions from `length` on count as not computed; a last
+  /// block that becomes partial and is held by this sequence alone leaves the prefix cache (its
+  /// slots will be written again). Throws book::Error if `id` is unknown or length is not in
+  /// [1, length(id)].
+  void truncate(SequenceId id, int length);
   /// Forgets the content of up to `max_blocks` free cached blocks, least recently used first
   /// (they stay free, now plain). Returns how many were dropped.
   int evict_cached(int max_blocks);
