@@ -81,7 +81,8 @@ LinkModel slow_link() { return {"10G Ethernet", 1.25, 0.05}; }
 std::string SimDeployment::name() const {
   std::ostringstream out;
   if (colocated)
-    out << decode_workers << " colocated";
+    out << decode_workers << " colocated"
+        << (replica.scheduler.chunked_prefill ? ", chunked" : ", whole prompts");
   else
     out << prefill_workers << "P+" << decode_workers << "D, " << link.name;
   return out.str();
