@@ -36,7 +36,7 @@ std::vector<std::int32_t> recv_ints(Communicator& comm, std::size_t n, int src, 
 
 // What one decode worker counted (each worker its own, merged after the run).
 struct DecodeStats {
-  std::int64_t max_inbox = 0, admit_retries = 0, preemptions = 0;
+  std::int64_t max_inbox = 0, admit_retries = 0, preemptions = 0, prefix_hits = 0;
 };
 
 // A prefilled request on its way to, or waiting in, a decode worker.
@@ -195,6 +195,7 @@ void decode_worker(train::Model<float>& model, const std::vector<TimedGeneration
   }
   finish();
   stats.preemptions = worker.engine.scheduler().preemptions();
+  stats.prefix_hits = worker.blocks.prefix_stats().hit_blocks;
 }
 
 }  // namespace
@@ -244,6 +245,7 @@ PdResult serve_disaggregated(train::Model<float>& model,
     result.max_inbox = std::max(result.max_inbox, s.max_inbox);
     result.admit_retries += s.admit_retries;
     result.decode_preemptions += s.preemptions;
+    result.decode_prefix_hits += s.prefix_hits;
   }
   finish_timings(requests, result);
   return result;

@@ -64,6 +64,7 @@ struct PdResult {
   std::int64_t max_inbox = 0;                 ///< most transfers one decode worker held waiting
   std::int64_t admit_retries = 0;             ///< admissions refused for lack of blocks, retried
   std::int64_t decode_preemptions = 0;        ///< preemptions on the decode workers
+  std::int64_t decode_prefix_hits = 0;  ///< prompt blocks the decode workers' prefix caches had
 };
 
 /// Serves `requests` on config.prefill_workers + config.decode_workers threads; see the file

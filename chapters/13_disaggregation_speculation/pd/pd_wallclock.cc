@@ -97,9 +97,9 @@ void run_wall_clock(const StageOptions& o, const std::string& dir) {
         std::cout << "tour: 13 | wall clock at " << fixed(rate, 1) << "/s, 1P+1D: TPOT P99 | "
                   << fixed(s.tpot_p99, 2) << " ms, TTFT P99 " << fixed(s.ttft_p99, 1)
                   << " ms | disaggregation protects decode's P99 TPOT\n";
-      if (o.tour && r.name.starts_with("colocated, chunked"))
+      if (o.tour && r.name == "colocated, chunked prefill (budget 64)")
         std::cout << "tour: 13 | wall clock at " << fixed(rate, 1)
-                  << "/s, colocated chunked: TPOT P99 | " << fixed(s.tpot_p99, 2)
+                  << "/s, colocated chunked, 2 threads: TPOT P99 | " << fixed(s.tpot_p99, 2)
                   << " ms, TTFT P99 " << fixed(s.ttft_p99, 1)
                   << " ms | prefill chunks stall the decodes beside them\n";
     }

@@ -117,5 +117,22 @@ EXERCISE_TEST("pd.kv_transfer", Disaggregation,
       << "two admitted requests outgrow seven blocks: the decode side preempts (recompute)";
 }
 
+EXERCISE_TEST("pd.kv_transfer", Disaggregation, ADecodeWorkersPrefixCacheHitsKeepTheirOwnKv) {
+  Sums s;
+  auto requests = s.requests(10, 17);
+  // Five prompts, each twice: the second copy finds the first's full blocks in the decode
+  // worker's prefix cache and rebuilds only the positions after them (unpack_kv's `first`).
+  for (std::size_t i = 5; i < requests.size(); ++i) requests[i].request = requests[i - 5].request;
+  const PdResult colocated = serve_colocated(*s.model, requests, roomy());
+  PdConfig config;
+  config.prefill = config.decode = roomy();
+  config.decode.block_size = 2;
+  config.decode.prefix_caching = true;
+  const PdResult split = serve_disaggregated(*s.model, requests, config);
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    EXPECT_EQ(split.tokens[i], colocated.tokens[i]) << "request " << i;
+  EXPECT_GT(split.decode_prefix_hits, 0) << "the repeated prompts hit the decode prefix cache";
+}
+
 }  // namespace
 }  // namespace book::pd
