@@ -22,7 +22,7 @@ Engine::Engine(kv::ModelRunner& runner, kv::BlockManager& blocks, const Schedule
     host_.emplace(runner.cache().shape(), config.host_blocks, runner.cache().block_size());
 }
 
-RequestId Engine::submit(const GenerationRequest& request) {
+void Engine::check_request(const GenerationRequest& request) const {
   check_sampling(request.sampling);
   const int vocab = runner_.config().vocab_size;
   for (const int token : request.prompt)
@@ -33,9 +33,27 @@ RequestId Engine::submit(const GenerationRequest& request) {
     BOOK_CHECK(token >= 0 && token < vocab, "Engine::submit: stop token "
                                                 << token << " is outside the vocabulary [0, "
                                                 << vocab << ")");
+}
+
+RequestId Engine::submit(const GenerationRequest& request) {
+  check_request(request);
   const RequestId id = scheduler_.add(request.prompt, request.max_tokens);
   requests_.emplace(id, request);
   return id;
+}
+
+std::optional<std::pair<RequestId, kv::Admission>> Engine::admit_prefilled(
+    const GenerationRequest& request, int first_token) {
+  check_request(request);
+  const int vocab = runner_.config().vocab_size;
+  BOOK_CHECK(first_token >= 0 && first_token < vocab,
+             "Engine::admit_prefilled: first token "
+                 << first_token << " is outside the vocabulary [0, " << vocab << ")");
+  auto admitted = scheduler_.add_prefilled(request.prompt, first_token, request.max_tokens);
+  if (!admitted) return std::nullopt;
+  requests_.emplace(admitted->first, request);
+  first_token_step_[admitted->first] = steps_;  // sampled before this engine's next step
+  return admitted;
 }
 
 //! [engine_step]

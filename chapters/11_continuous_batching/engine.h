@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "chapters/10_paged_attention/block_manager.h"
@@ -74,6 +75,13 @@ class Engine {
   /// Queues a request; returns its id. Throws book::Error on bad input (the scheduler's checks;
   /// sampling parameters; a prompt or stop token outside the vocabulary).
   RequestId submit(const GenerationRequest& request);
+  /// Disaggregated serving (chapter 13): admits a request prefilled on another engine, whose
+  /// first token `first_token` was sampled there (the callback is not called for it). Runs
+  /// submit()'s checks and Scheduler::add_prefilled; on success the caller writes the received
+  /// keys and values into scheduler().blocks().block_table(id) before the next step. Returns
+  /// nothing (and changes nothing) when it cannot be admitted now: try again after a step.
+  std::optional<std::pair<RequestId, kv::Admission>> admit_prefilled(
+      const GenerationRequest& request, int first_token);
   /// Streams tokens to `callback` as they are sampled.
   void on_token(TokenCallback callback) { callback_ = std::move(callback); }
   /// One iteration: schedule, copy-on-write, run the model once, sample, retire finished ones.
@@ -103,6 +111,7 @@ class Engine {
   std::map<RequestId, GenerationRequest> requests_;
   std::map<RequestId, Completion> finished_;
   std::map<RequestId, int> first_token_step_;
+  void check_request(const GenerationRequest& request) const;
   TokenCallback callback_;
   int steps_ = 0;
   std::optional<HostKvArena> host_;

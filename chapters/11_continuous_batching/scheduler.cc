@@ -17,29 +17,31 @@ Scheduler::Scheduler(kv::BlockManager& blocks, const SchedulerConfig& config, in
   for (int b = config.host_blocks - 1; b >= 0; --b) free_host_blocks_.push_back(b);
 }
 
-RequestId Scheduler::add(std::vector<int> prompt, int max_tokens) {
-  BOOK_CHECK(!prompt.empty(), "Scheduler::add: the prompt is empty");
-  BOOK_CHECK(max_tokens >= 1, "Scheduler::add: max_tokens must be >= 1, got " << max_tokens);
+void Scheduler::check_request(const char* who, std::size_t prompt_tokens, int max_tokens) const {
+  BOOK_CHECK(prompt_tokens > 0, who << ": the prompt is empty");
+  BOOK_CHECK(max_tokens >= 1, who << ": max_tokens must be >= 1, got " << max_tokens);
   // The most positions it ever holds: its last token is sampled, never run.
-  const std::int64_t longest = static_cast<std::int64_t>(prompt.size()) + max_tokens - 1;
-  BOOK_CHECK(longest <= max_positions_, "Scheduler::add: prompt of "
-                                            << prompt.size() << " tokens plus max_tokens "
-                                            << max_tokens << " needs " << longest
-                                            << " positions, more than the model's context of "
-                                            << max_positions_ << "; shorten one of them");
+  const std::int64_t longest = static_cast<std::int64_t>(prompt_tokens) + max_tokens - 1;
+  BOOK_CHECK(longest <= max_positions_,
+             who << ": prompt of " << prompt_tokens << " tokens plus max_tokens " << max_tokens
+                 << " needs " << longest << " positions, more than the model's context of "
+                 << max_positions_ << "; shorten one of them");
   const std::int64_t blocks_needed = (longest + blocks_.block_size() - 1) / blocks_.block_size();
   BOOK_CHECK(blocks_needed <= blocks_.num_blocks(),
-             "Scheduler::add: prompt of " << prompt.size() << " tokens plus max_tokens "
-                                          << max_tokens << " needs " << blocks_needed
-                                          << " KV blocks, more than the whole cache of "
-                                          << blocks_.num_blocks()
-                                          << " blocks: it could never run; give the cache more "
-                                             "blocks or the request fewer tokens");
+             who << ": prompt of " << prompt_tokens << " tokens plus max_tokens " << max_tokens
+                 << " needs " << blocks_needed << " KV blocks, more than the whole cache of "
+                 << blocks_.num_blocks()
+                 << " blocks: it could never run; give the cache more blocks or the request "
+                    "fewer tokens");
   BOOK_CHECK(config_.chunked_prefill || longest <= config_.token_budget,
-             "Scheduler::add: without chunked prefill a request of up to "
-                 << longest << " positions (recomputed whole after a preemption) must fit the "
+             who << ": without chunked prefill a request of up to " << longest
+                 << " positions (recomputed whole after a preemption) must fit the "
                  << "token budget of " << config_.token_budget
                  << "; turn chunked prefill on or raise the budget");
+}
+
+RequestId Scheduler::add(std::vector<int> prompt, int max_tokens) {
+  check_request("Scheduler::add", prompt.size(), max_tokens);
   const RequestId id = next_id_++;
   Sequence sequence;
   sequence.id = id;
@@ -49,6 +51,35 @@ RequestId Scheduler::add(std::vector<int> prompt, int max_tokens) {
   state_.sequences.emplace(id, std::move(sequence));
   state_.waiting.push_back(id);
   return id;
+}
+
+std::optional<std::pair<RequestId, kv::Admission>> Scheduler::add_prefilled(std::vector<int> prompt,
+                                                                            int first_token,
+                                                                            int max_tokens) {
+  check_request("Scheduler::add_prefilled", prompt.size(), max_tokens);
+  BOOK_CHECK(max_tokens >= 2,
+             "Scheduler::add_prefilled: max_tokens must be >= 2 (the first "
+             "token came with the prefill; nothing is left to decode), got "
+                 << max_tokens);
+  // First come, first served: a preempted or swapped request waiting here arrived earlier.
+  if (!state_.waiting.empty() || !swapped_.empty() ||
+      static_cast<int>(state_.running.size()) >= config_.max_running)
+    return std::nullopt;
+  const RequestId id = next_id_;
+  const kv::Admission admission = blocks_.add_sequence(id, prompt);
+  if (!admission.ok) return std::nullopt;
+  ++next_id_;
+  // Its keys and values arrive with it: the next step decodes the first token at once.
+  blocks_.mark_computed(id, static_cast<int>(prompt.size()));
+  Sequence sequence;
+  sequence.id = id;
+  sequence.prompt_tokens = static_cast<int>(prompt.size());
+  sequence.tokens = std::move(prompt);
+  sequence.tokens.push_back(first_token);
+  sequence.max_tokens = max_tokens;
+  state_.sequences.emplace(id, std::move(sequence));
+  state_.running.push_back(id);
+  return std::pair{id, admission};
 }
 
 //! [swap_schedule]

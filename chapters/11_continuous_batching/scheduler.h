@@ -11,7 +11,9 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "chapters/10_paged_attention/block_manager.h"
@@ -43,6 +45,16 @@ class Scheduler {
   /// request could never run: prompt + max_tokens − 1 positions more than the model's context or
   /// than the whole cache holds, or (without chunked prefill) than the token budget.
   RequestId add(std::vector<int> prompt, int max_tokens);
+  /// Disaggregated serving (chapter 13): admits straight into running a request whose prompt was
+  /// prefilled elsewhere and whose first token was sampled there. Runs add()'s checks, allocates
+  /// the prompt's blocks and marks them computed: the caller writes the received keys and values
+  /// into blocks().block_table(id) (positions from the returned Admission's cached_tokens on)
+  /// before the next step, which decodes `first_token`. Returns nothing and changes nothing when
+  /// it cannot be admitted now (out of blocks, max_running reached, or an earlier request
+  /// waiting): the caller keeps it and tries again after a step. Throws book::Error as add() does,
+  /// and if max_tokens < 2 (nothing left to decode).
+  std::optional<std::pair<RequestId, kv::Admission>> add_prefilled(std::vector<int> prompt,
+                                                                   int first_token, int max_tokens);
 
   /// Plans the next step (serve.schedule_step). Throws book::Error if there is work but the plan
   /// is empty (a scheduler bug: better an error than a hang).
@@ -89,6 +101,7 @@ class Scheduler {
   std::map<RequestId, SwapCopy> swapped_;  // by id: arrival order, the order they resume in
   std::vector<int> free_host_blocks_;      // the host arena's free list
 
+  void check_request(const char* who, std::size_t prompt, int max_tokens) const;
   void swap_in_ready(StepPlan& plan);  // resumes swapped requests that fit, before planning
   void after_preemption(
       StepPlan& plan, const std::map<RequestId, std::pair<std::vector<kv::BlockId>, int>>& before);
