@@ -16,6 +16,7 @@
 
 namespace book::pd {
 
+/// The wall clock every worker of one run reads (arrivals, first tokens, finishes).
 using Clock = std::chrono::steady_clock;
 
 /// Milliseconds since `start`.
@@ -23,10 +24,11 @@ double ms_since(Clock::time_point start);
 
 /// One engine and what it owns. Not copyable (the engine holds references to the others).
 struct Worker {
-  kv::PagedKvCache cache;
-  kv::ModelRunner runner;
-  kv::BlockManager blocks;
-  serve::Engine engine;
+  kv::PagedKvCache cache;   ///< this worker's own KV blocks
+  kv::ModelRunner runner;   ///< the model's forward pass over `cache`
+  kv::BlockManager blocks;  ///< which blocks hold which sequence
+  serve::Engine engine;     ///< chapter 11's engine over the three above
+  /// Builds the four for `model` with `config`'s cache size, block size and scheduler settings.
   Worker(train::Model<float>& model, const WorkerConfig& config);
 };
 

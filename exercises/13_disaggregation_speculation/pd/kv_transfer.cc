@@ -19,8 +19,8 @@ KvPacket pack_kv(const kv::PagedKvCache& cache, std::span<const kv::BlockId> tab
   (void)cache, (void)table, (void)tokens;
   BOOK_NOT_IMPLEMENTED("pd.kv_transfer",
                        "exercises/13_disaggregation_speculation/pd/kv_transfer.cc",
-                       "chapters/13_disaggregation_speculation/README.md, section Prefill/decode "
-                       "disaggregation");
+                       "chapters/13_disaggregation_speculation/README.md, "
+                       "section Prefill/decode disaggregation");
 }
 
 void unpack_kv(const KvPacket& packet, kv::PagedKvCache& cache, std::span<const kv::BlockId> table,
@@ -28,8 +28,8 @@ void unpack_kv(const KvPacket& packet, kv::PagedKvCache& cache, std::span<const 
   (void)packet, (void)cache, (void)table, (void)first;
   BOOK_NOT_IMPLEMENTED("pd.kv_transfer",
                        "exercises/13_disaggregation_speculation/pd/kv_transfer.cc",
-                       "chapters/13_disaggregation_speculation/README.md, section Prefill/decode "
-                       "disaggregation");
+                       "chapters/13_disaggregation_speculation/README.md, "
+                       "section Prefill/decode disaggregation");
 }
 
 }  // namespace book::pd
