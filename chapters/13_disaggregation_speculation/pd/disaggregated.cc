@@ -1,5 +1,6 @@
-// The two pools on threads: prefill workers that pack and send, decode workers that receive,
-// wait for blocks, rebuild and decode. See disaggregated.h.
+// The two pools on any Communicator (thread ranks or MPI processes): prefill workers that pack
+// and send, decode workers that receive, wait for blocks, rebuild and decode. See
+// disaggregated.h.
 #include "chapters/13_disaggregation_speculation/pd/disaggregated.h"
 
 #include <algorithm>
@@ -33,11 +34,6 @@ std::vector<std::int32_t> recv_ints(Communicator& comm, std::size_t n, int src, 
   comm.recv(coll::Buffer(v.data(), n, DType::kF32), src, tag);
   return v;
 }
-
-// What one decode worker counted (each worker its own, merged after the run).
-struct DecodeStats {
-  std::int64_t max_inbox = 0, admit_retries = 0, preemptions = 0, prefix_hits = 0;
-};
 
 // A prefilled request on its way to, or waiting in, a decode worker.
 struct Arrival {
@@ -211,43 +207,62 @@ void check_pools(const PdConfig& config) {
              "PdConfig: timeout = " << config.timeout.count() << " ms, must be positive");
 }
 
+PdResult serve_disaggregated(coll::Communicator& world, train::Model<float>& model,
+                             const std::vector<TimedGeneration>& requests, const PdConfig& config) {
+  check_pools(config);
+  const int P = config.prefill_workers, D = config.decode_workers;
+  // Every rank sees the same sizes and flags, so every rank refuses alike: none waits for a peer
+  // that has already given up.
+  BOOK_CHECK(world.size() == P + D, "serve_disaggregated: the communicator has "
+                                        << world.size() << " ranks, but " << P << " prefill + " << D
+                                        << " decode workers need " << P + D
+                                        << " (under MPI: mpirun -np " << P + D << ")");
+  check_requests(model, requests, config.prefill, "prefill");
+  check_requests(model, requests, config.decode, "decode");
+  world.set_timeout(config.timeout);  // the pairs split off below inherit it
+  // A decode worker's receiving threads call the communicator beside its main thread.
+  world.require_concurrent_use("pd: a decode worker's receiving threads");
+  PdResult result = empty_result(requests);
+  DecodeStats stats;
+  // One pair group per (prefill, decode) worker: each decode worker's receiving threads get a
+  // communicator of their own (a Communicator is used by one thread at a time).
+  std::vector<std::unique_ptr<Communicator>> pairs;
+  const int me = world.rank();
+  for (int p = 0; p < P; ++p)
+    for (int d = 0; d < D; ++d) {
+      const bool member = me == p || me == P + d;
+      auto pair = world.split(member ? 0 : -1, me);
+      if (member) pairs.push_back(std::move(pair));
+    }
+  // Each rank's clock starts as the barrier lets it go: one machine's ranks within microseconds.
+  world.barrier();
+  const Clock::time_point start = Clock::now();
+  if (me < P)
+    prefill_worker(me, model, requests, config, pairs, result, start);
+  else
+    decode_worker(model, requests, config, pairs, result, start, stats);
+  merge_over_ranks(world, requests, stats, result);
+  finish_timings(requests, result);
+  return result;
+}
+
 PdResult serve_disaggregated(train::Model<float>& model,
                              const std::vector<TimedGeneration>& requests, const PdConfig& config) {
+  // Refused here, before any thread starts, so that the error is the check's own.
   check_pools(config);
   check_requests(model, requests, config.prefill, "prefill");
   check_requests(model, requests, config.decode, "decode");
-  const int P = config.prefill_workers, D = config.decode_workers;
-  PdResult result = empty_result(requests);
-  std::vector<DecodeStats> stats(D);
-  const Clock::time_point start = Clock::now();
+  PdResult result;
   coll::ThreadsOptions options;
   options.timeout = config.timeout;
+  // The same code as on MPI processes: only the communicator differs.
   coll::run_ranks(
-      P + D,
+      config.prefill_workers + config.decode_workers,
       [&](Communicator& world) {
-        // One pair group per (prefill, decode) worker: each decode worker's receiving threads get
-        // a communicator of their own (a Communicator is used by one thread at a time).
-        std::vector<std::unique_ptr<Communicator>> pairs;
-        const int me = world.rank();
-        for (int p = 0; p < P; ++p)
-          for (int d = 0; d < D; ++d) {
-            const bool member = me == p || me == P + d;
-            auto pair = world.split(member ? 0 : -1, me);
-            if (member) pairs.push_back(std::move(pair));
-          }
-        if (me < P)
-          prefill_worker(me, model, requests, config, pairs, result, start);
-        else
-          decode_worker(model, requests, config, pairs, result, start, stats[me - P]);
+        PdResult mine = serve_disaggregated(world, model, requests, config);
+        if (world.rank() == 0) result = std::move(mine);
       },
       options);
-  for (const DecodeStats& s : stats) {
-    result.max_inbox = std::max(result.max_inbox, s.max_inbox);
-    result.admit_retries += s.admit_retries;
-    result.decode_preemptions += s.preemptions;
-    result.decode_prefix_hits += s.prefix_hits;
-  }
-  finish_timings(requests, result);
   return result;
 }
 

@@ -1,7 +1,8 @@
 /// @file
 /// Prefill/decode disaggregation on real engines: a pool of prefill workers and a pool of decode
 /// workers, each worker a chapter-11 Engine with its own chapter-10 cache, block manager and model
-/// runner, the workers being ranks of chapter 3's threads backend.
+/// runner, the workers being ranks of chapter 3's Communicator: threads (the default) or MPI
+/// processes (mpirun).
 ///
 /// A request goes to prefill worker i % P, which runs its prompt (chunked prefill and batching as
 /// chapter 11 does) and samples the first token. At that moment, before the engine frees its
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "chapters/03_collectives/communicator.h"
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/11_continuous_batching/engine.h"
 #include "chapters/11_continuous_batching/metrics.h"
@@ -73,6 +75,16 @@ struct PdResult {
 /// made up front), or a worker fails: a peer that goes silent mid-transfer ends the run with the
 /// Communicator's timeout error, naming the call and the rank it waited for.
 PdResult serve_disaggregated(train::Model<float>& model,
+                             const std::vector<TimedGeneration>& requests, const PdConfig& config);
+
+/// The same system, one rank's part of it: `world` is this rank's end of a group of exactly
+/// P + D ranks (chapter 3's MPI backend under `mpirun -np P+D`, or a thread rank: the function
+/// above runs this one on run_ranks). Rank r < P is prefill worker r, rank P + d decode worker d.
+/// Every rank passes the same model, requests and config, and every rank returns the whole
+/// result (merged over `world` after the run). Sets `world`'s timeout to config.timeout. Throws
+/// book::Error on every rank alike if world.size() differs from P + D (naming both), or for the
+/// reasons above.
+PdResult serve_disaggregated(coll::Communicator& world, train::Model<float>& model,
                              const std::vector<TimedGeneration>& requests, const PdConfig& config);
 
 /// The peer: one chapter-11 engine with `worker` serving every request (same arrivals, same

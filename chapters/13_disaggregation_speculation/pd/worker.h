@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "chapters/03_collectives/communicator.h"
 #include "chapters/10_paged_attention/block_manager.h"
 #include "chapters/10_paged_attention/kv_cache.h"
 #include "chapters/10_paged_attention/model_runner.h"
@@ -50,6 +51,20 @@ void check_requests(const train::Model<float>& model, const std::vector<TimedGen
 
 /// A result with one empty slot per request.
 PdResult empty_result(const std::vector<TimedGeneration>& requests);
+
+/// What one decode worker counted (each its own; merge_over_ranks adds them up).
+struct DecodeStats {
+  std::int64_t max_inbox = 0;      ///< most transfers held waiting at once
+  std::int64_t admit_retries = 0;  ///< admissions refused for lack of blocks, retried
+  std::int64_t preemptions = 0;    ///< its scheduler's preemptions
+  std::int64_t prefix_hits = 0;    ///< prompt blocks its prefix cache already had
+};
+
+/// After a run, every rank of `world` holds only its own part of `result` (a prefill worker the
+/// first tokens and bytes sent, a decode worker the rest) and its `stats` (zero on prefill
+/// ranks). Two all-reduces (max, then sum) make every rank's `result` the whole run's.
+void merge_over_ranks(coll::Communicator& world, const std::vector<TimedGeneration>& requests,
+                      const DecodeStats& stats, PdResult& result);
 
 /// Fills arrival, prompt and output counts of every timing from the requests and tokens.
 void finish_timings(const std::vector<TimedGeneration>& requests, PdResult& result);
