@@ -1,4 +1,5 @@
 // bazel run -c opt //chapters/13_disaggregation_speculation/pd:pd [-- --tour] (--help lists all)
+// mpirun -np 2 bazel-bin/chapters/13_disaggregation_speculation/pd/pd --backend mpi
 //
 // Prefill/decode disaggregation measured twice: the real chapter-11 engines split over chapter
 // 3's thread ranks on this machine's wall clock, and chapter 11's simulated clock at 7B scale
@@ -30,6 +31,10 @@ int body(int argc, char** argv) {
   flags.add("sim-slo-ttft-ms", &o.sim_slo_ttft_ms, "simulated TTFT SLO").range(0.001, 1e7);
   flags.add("sim-slo-tpot-ms", &o.sim_slo_tpot_ms, "simulated TPOT SLO").range(0.001, 1e7);
   flags.add("seed", &o.seed, "the workloads' seed");
+  flags.add("backend", &o.backend, "the split's ranks: threads, or mpi (run under mpirun)")
+      .choices({"threads", "mpi"});
+  flags.add("prefill", &o.prefill, "with --backend mpi: prefill ranks (the rest decode)")
+      .range(1, 64);
   flags.parse(argc, argv);
   if (o.tour) {
     o.wall_requests = 24;
@@ -37,6 +42,10 @@ int body(int argc, char** argv) {
     o.sim_requests = 120;
     o.sim_prompts = {128, 2048};
     o.sim_rates = {2, 8, 16, 32};
+  }
+  if (o.backend == "mpi") {  // the wall clock only: the simulated sweep is one process's work
+    run_mpi_wall_clock(o, &argc, &argv);
+    return 0;
   }
   const std::string dir = results_dir();
   print_machine_load();

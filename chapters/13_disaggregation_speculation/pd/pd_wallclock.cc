@@ -17,7 +17,7 @@
 namespace book::pd::stage {
 namespace {
 
-train::Config wall_config() {
+train::Config wall_config_of() {
   train::Config c;
   c.vocab_size = 64;
   c.context = 256;
@@ -27,8 +27,12 @@ train::Config wall_config() {
   return c;
 }
 
+}  // namespace
+
+std::unique_ptr<train::Model<float>> wall_model() { return kv::random_model(wall_config_of(), 5); }
+
 // Prompts of 64..192 tokens (prefill-heavy, where interference shows), outputs of 24..48.
-std::vector<TimedGeneration> workload(int n, double rate, std::uint64_t seed) {
+std::vector<TimedGeneration> wall_workload(int n, double rate, std::uint64_t seed) {
   Rng rng(seed);
   std::vector<TimedGeneration> out(n);
   double t = 0;
@@ -42,7 +46,7 @@ std::vector<TimedGeneration> workload(int n, double rate, std::uint64_t seed) {
   return out;
 }
 
-WorkerConfig worker(int threads, bool chunked, int budget) {
+WorkerConfig wall_worker(int threads, bool chunked, int budget) {
   WorkerConfig w;
   w.kv_blocks = 16 * 16;  // 16 requests of the whole context: memory is not what is compared
   w.block_size = 16;
@@ -51,10 +55,8 @@ WorkerConfig worker(int threads, bool chunked, int budget) {
   return w;
 }
 
-}  // namespace
-
 void run_wall_clock(const StageOptions& o, const std::string& dir) {
-  auto model = kv::random_model(wall_config(), 5);
+  auto model = wall_model();
   const int saved = gemm::sgemm_threads();
   const serve::Slo slo{o.wall_slo_ttft_ms, o.wall_slo_tpot_ms};
   Table table({"rate/s", "system", "threads", "TTFT P50 ms", "TTFT P99 ms", "TPOT P50 ms",
@@ -65,7 +67,7 @@ void run_wall_clock(const StageOptions& o, const std::string& dir) {
             << "system. SLO: TTFT <= " << fixed(slo.ttft_ms, 0)
             << " ms, TPOT <= " << fixed(slo.tpot_ms, 0) << " ms.\n\n";
   for (const double rate : o.wall_rates) {
-    const auto requests = workload(o.wall_requests, rate, o.seed);
+    const auto requests = wall_workload(o.wall_requests, rate, o.seed);
     struct Row {
       std::string name;
       PdResult result;
@@ -73,17 +75,17 @@ void run_wall_clock(const StageOptions& o, const std::string& dir) {
     std::vector<Row> rows;
     gemm::set_sgemm_threads(2);
     rows.push_back({"colocated, chunked prefill (budget 64)",
-                    serve_colocated(*model, requests, worker(2, true, 64))});
+                    serve_colocated(*model, requests, wall_worker(2, true, 64))});
     rows.push_back({"colocated, whole prompts (budget 256)",
-                    serve_colocated(*model, requests, worker(2, false, 256))});
+                    serve_colocated(*model, requests, wall_worker(2, false, 256))});
     gemm::set_sgemm_threads(1);  // each worker one thread: the same two in all
     // The control: one colocated engine on one thread. On a busy machine two threads that must
     // meet at every GEMM can be slower than one; this row tells that apart from interference.
     rows.push_back({"colocated, chunked prefill, 1 thread (control)",
-                    serve_colocated(*model, requests, worker(1, true, 64))});
+                    serve_colocated(*model, requests, wall_worker(1, true, 64))});
     PdConfig split;
-    split.prefill = worker(1, true, 256);
-    split.decode = worker(1, true, 64);
+    split.prefill = wall_worker(1, true, 256);
+    split.decode = wall_worker(1, true, 64);
     rows.push_back({"1 prefill + 1 decode worker", serve_disaggregated(*model, requests, split)});
     for (const Row& r : rows) {
       const serve::ServingSummary s = serve::summarize(r.result.timings, slo);
