@@ -152,8 +152,10 @@ int body(int argc, char** argv) {
       auto& c = reporter.counters[name];
       auto& b = reporter.counters[base];
       const bool have_base = reporter.times.count(base) > 0;
+      // Where only Google Benchmark's medians arrived, a ratio of medians: its spread is unknown.
+      const std::string note = reporter.only_median.count(name) ? " (aggregates only)" : "";
       table.add_row({kWorkloadNames[w], kSystemNames[s], fixed(median(times->second), 1),
-                     have_base ? ratio(times->second, reporter.times[base]) : "-",
+                     have_base ? ratio(times->second, reporter.times[base]) + note : "-",
                      fixed(median(c["ttft_p99_ms"]), 1), fixed(median(c["tpot_p99_ms"]), 2),
                      have_base ? ratio(c["tpot_p99_ms"], b["tpot_p99_ms"]) : "-"});
     }
