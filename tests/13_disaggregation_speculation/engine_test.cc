@@ -6,6 +6,7 @@
 // engine_checks_test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "chapters/04_training_baseline/data.h"
@@ -133,6 +134,37 @@ EXERCISE_TEST("spec.verify_greedy", SpecEngine, RandomModelsLongOutputsManyReque
     EXPECT_TRUE(a.mixed || b.mixed)
         << "gamma " << gamma << ": no step verified proposals beside a prefill chunk";
   }
+}
+
+EXERCISE_TEST("spec.verify_greedy", SpecEngine, StopTokensCutAcceptedProposals) {
+  // The target's twin as the draft: every proposal is accepted, so a stop token usually lands
+  // inside a step's accepted run, and nothing after it may reach the output.
+  train::Config config;
+  config.vocab_size = 16, config.context = 48, config.n_layer = 2, config.n_head = 2,
+  config.d_model = 32;
+  auto reference = make_stack(kv::random_model(config, 3), 256, 4, 64);
+  auto target = make_stack(kv::random_model(config, 3), 64, 4, 64);
+  auto twin = make_stack(kv::random_model(config, 3), 64, 4, 64);
+  SpecEngine engine(target.served(), twin.served(), config_of(3, 3 * 5, 4));
+  Rng rng(9);
+  std::vector<std::vector<int>> expected;
+  for (int i = 0; i < 8; ++i) {
+    std::vector<int> prompt(3 + i);
+    for (int& t : prompt) t = static_cast<int>(rng.uniform() * config.vocab_size);
+    const auto alone = plain_greedy(reference.served(), prompt, 20, 1000);
+    serve::GenerationRequest r = request(prompt, 20);
+    r.stop_tokens = {alone[static_cast<std::size_t>(2 + i)]};
+    const auto stop = std::find(alone.begin(), alone.end(), r.stop_tokens.front());
+    expected.emplace_back(alone.begin(), stop + 1);
+    engine.submit(r);
+  }
+  for (const serve::Completion& c : engine.run()) {
+    EXPECT_EQ(c.tokens, expected[c.id]) << "request " << c.id << " with a stop token";
+    EXPECT_EQ(c.reason, serve::FinishReason::kStop) << "request " << c.id;
+  }
+  EXPECT_GT(engine.accepted(), 0);
+  EXPECT_EQ(target.blocks->num_used_blocks(), 0);
+  EXPECT_EQ(twin.blocks->num_used_blocks(), 0);
 }
 
 }  // namespace
