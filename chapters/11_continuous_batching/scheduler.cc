@@ -128,6 +128,17 @@ void Scheduler::record(const StepPlan& plan, std::span<const int> sampled) {
                                                            << " sampling chunks");
 }
 
+void Scheduler::append_tokens(RequestId id, std::span<const int> tokens) {
+  BOOK_CHECK(std::find(state_.running.begin(), state_.running.end(), id) != state_.running.end(),
+             "Scheduler::append_tokens: request " << id << " is not running");
+  Sequence& sequence = state_.sequences.at(id);
+  BOOK_CHECK(sequence.generated() + static_cast<int>(tokens.size()) <= sequence.max_tokens,
+             "Scheduler::append_tokens: request "
+                 << id << " has " << sequence.generated() << " of max_tokens "
+                 << sequence.max_tokens << " tokens; " << tokens.size() << " more pass it");
+  sequence.tokens.insert(sequence.tokens.end(), tokens.begin(), tokens.end());
+}
+
 void Scheduler::finish(RequestId id) {
   const auto it = std::find(state_.running.begin(), state_.running.end(), id);
   BOOK_CHECK(it != state_.running.end(), "Scheduler::finish: request " << id << " is not running");

@@ -63,6 +63,12 @@ class Scheduler {
   /// chunk's request gets its token (`sampled` holds them in the plan's order of sampling
   /// chunks). Throws book::Error if the count differs.
   void record(const StepPlan& plan, std::span<const int> sampled);
+  /// Speculative decoding (chapter 13): after record(), appends `tokens` to running request `id`:
+  /// the tokens a verification pass decided beyond the one record() gave it. The block manager
+  /// is the caller's to keep in step (chapter 13 rolls rejected positions back with
+  /// BlockManager::truncate and marks the accepted ones computed). Throws book::Error if `id` is
+  /// not running or the request would pass its max_tokens.
+  void append_tokens(RequestId id, std::span<const int> tokens);
   /// Removes a finished request (frees its blocks). Throws book::Error if it is not running.
   void finish(RequestId id);
   /// Removes an unfinished request wherever it is (waiting, running or swapped out) and frees its

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "chapters/10_paged_attention/decoding.h"
+#include "chapters/13_disaggregation_speculation/spec_batch.h"
 #include "chapters/13_disaggregation_speculation/speculative.h"
 #include "common/check.h"
 #include "common/rng.h"
@@ -115,33 +116,6 @@ struct Live {
   std::vector<float> logits;           // this round's target rows
   Rng rng;
 };
-
-// Runs `chunks` (each at most max_rows rows) in as few steps as fit and returns each chunk's
-// logits: its last row, or all its rows with all_logits.
-std::vector<std::vector<float>> run_chunks(kv::ModelRunner& runner,
-                                           const std::vector<kv::SequenceChunk>& chunks) {
-  std::vector<std::vector<float>> out;
-  const int vocab = runner.config().vocab_size;
-  for (std::size_t first = 0; first < chunks.size();) {
-    std::size_t last = first;
-    int rows = 0;
-    while (last < chunks.size() &&
-           rows + static_cast<int>(chunks[last].tokens.size()) <= runner.max_rows())
-      rows += static_cast<int>(chunks[last++].tokens.size());
-    BOOK_CHECK(last > first, "speculative decoding: a chunk of " << chunks[first].tokens.size()
-                                                                 << " rows exceeds the runner's "
-                                                                 << runner.max_rows());
-    const auto logits = runner.run(std::span(chunks).subspan(first, last - first));
-    std::size_t at = 0;
-    for (std::size_t c = first; c < last; ++c) {
-      const std::size_t n = (chunks[c].all_logits ? chunks[c].tokens.size() : 1) * vocab;
-      out.emplace_back(logits.begin() + at, logits.begin() + at + n);
-      at += n;
-    }
-    first = last;
-  }
-  return out;
-}
 
 std::vector<kv::SequenceId> live_ids(const std::vector<Live>& live) {
   std::vector<kv::SequenceId> ids;

@@ -54,6 +54,14 @@ StepCosts measure_step_costs(int target_layers, int target_width, const std::vec
 Table run_random_batches(int target_layers, int target_width, const std::vector<int>& batches,
                          int gamma, int new_tokens, const StepCosts& costs);
 
+/// Chapter 11's continuous batching with and without speculation on the random pair of
+/// measure_step_costs: per concurrency c, 2c random 8-token prompts decoded to `new_tokens` by
+/// chapter 11's Engine and by SpecEngine at `gamma` (max_running c, the same token budget
+/// c · (γ + 1) for both), on the wall clock, outputs checked equal: tokens/s, the speed-up, alpha,
+/// target steps. Throws book::Error if an output differs.
+Table run_engine_concurrency(int target_layers, int target_width,
+                             const std::vector<int>& concurrencies, int gamma, int new_tokens);
+
 /// The speed-up table from measured step costs at acceptance alpha; `crossings` gets one line
 /// per gamma naming the first batch whose speed-up is below 1.
 Table wallclock_speedups(const StepCosts& costs, double alpha, std::vector<std::string>& crossings);

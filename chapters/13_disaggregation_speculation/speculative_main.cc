@@ -89,6 +89,18 @@ int body(int argc, char** argv) {
   std::cout << real.markdown();
   real.write_csv(dir + "/ch13_speculative_batched.csv");
 
+  const int engine_tokens = tour ? 12 : 24;
+  std::cout << "\ncontinuous batching with and without speculation (chapter 11's Engine vs "
+               "SpecEngine, the same random pair, gamma 4, "
+            << engine_tokens
+            << " new tokens, 2 x concurrency "
+               "requests, the same token budget; the proposals count against it):\n";
+  const Table engine = run_engine_concurrency(
+      target_layers, target_width,
+      tour ? std::vector<int>{1, 4, 16} : std::vector<int>{1, 2, 4, 8, 16, 32}, 4, engine_tokens);
+  std::cout << engine.markdown();
+  engine.write_csv(dir + "/ch13_speculative_engine.csv");
+
   std::cout << "\n## 3. Simulated clock: 7B target, 68M draft (chapter 11's CostModel)\n\n";
   const serve::CostModel target;  // 7B fp16 on an A100-class GPU
   serve::CostModel draft;
@@ -144,6 +156,10 @@ int body(int argc, char** argv) {
               << "-wide pair, gamma 4: batch " << real.rows().front()[0] << " vs batch "
               << real.rows().back()[0] << " | " << real.rows().front()[3] << " vs "
               << real.rows().back()[3] << " | speculation fades as concurrency grows\n";
+    std::cout << "tour: 13 | continuous batching + speculation, gamma 4: concurrency "
+              << engine.rows().front()[0] << " vs " << engine.rows().back()[0] << " | "
+              << engine.rows().front()[4] << " vs " << engine.rows().back()[4]
+              << " | proposals share the step's token budget with everyone else\n";
     std::cout << "tour: 13 | simulated 7B/68M: first speed-up below 1.0x in the sweep | "
               << first_loss << " | 2-3x at batch 1 (Leviathan), a loss at high concurrency\n";
   }

@@ -37,6 +37,21 @@ TEST(Scheduler, RequestsThatCouldNeverRunAreRefusedUpFront) {
   EXPECT_FALSE(scheduler.state().waiting.empty());
 }
 
+TEST(Scheduler, AppendTokensTakesOnlyARunningRequestWithinItsMaxTokens) {
+  // Chapter 13's seam: a speculative step gives a request the proposals it accepted.
+  kv::BlockManager blocks(16, 4, false);
+  Scheduler scheduler(blocks, {2, 8, true}, 64);
+  const RequestId id = scheduler.add({1, 2, 3}, 4);
+  const std::vector<int> two{5, 6};
+  expect_error([&] { scheduler.append_tokens(id, two); }, {"request 0", "not running"});
+  const StepPlan plan = scheduler.schedule();  // admits and prefills it whole
+  const std::vector<int> first{4};
+  scheduler.record(plan, first);
+  scheduler.append_tokens(id, two);
+  EXPECT_EQ(scheduler.sequence(id).tokens, (std::vector<int>{1, 2, 3, 4, 5, 6}));
+  expect_error([&] { scheduler.append_tokens(id, two); }, {"3 of max_tokens 4", "2 more"});
+}
+
 TEST(Engine, BadRequestsAndMismatchedPartsAreErrors) {
   Server server(8, 4, {2, 8, true});
   GenerationRequest r;
