@@ -94,9 +94,12 @@ void CheckpointWriter::write_atomically(const std::string& path) const {
 namespace {
 
 // The whole file, read with POSIX calls so that a directory, a device or a read error is this
-// book's error rather than an iostream exception or a silently empty buffer.
+// book's error rather than an iostream exception or a silently empty buffer. Opened with
+// O_NONBLOCK: opening a named pipe for reading otherwise blocks until someone writes to it (a
+// hang, not an error), and fstat can only say "not a regular file" once open has returned. A
+// regular file ignores the flag.
 std::vector<std::uint8_t> read_whole_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK);
   BOOK_CHECK(fd >= 0, "cannot open checkpoint " << path << ": " << std::strerror(errno)
                                                 << " (does the file exist?)");
   struct stat info {};

@@ -4,6 +4,7 @@
 // nothing, NaN weights, and a failed save that left path.tmp behind. Scaffolding: both tracks.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <csignal>
 #include <cstdio>
@@ -122,6 +123,15 @@ TEST_F(HostileCheckpoint, ADirectoryIsRefusedWithTheBooksError) {
   expect_error([&] { trainer.save(path); },
                {"cannot write checkpoint " + path + ": it is a directory"});
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp")) << "a refused save left its temporary";
+}
+
+// Issue 36: a named pipe used to block the reader forever in open(), before the regular-file
+// check could run. Under the old code this test hangs until Bazel's timeout.
+TEST_F(HostileCheckpoint, ANamedPipeIsRefusedNotWaitedOn) {
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << "cannot make a FIFO at " << path;
+  expect_error([&] { CheckpointReader{path}; }, {"cannot read checkpoint", "not a regular file"});
+  Trainer trainer(tiny_options());
+  expect_error([&] { trainer.load(path); }, {"not a regular file"});
 }
 
 // A write that fails half-way (here the file-size limit, as a full disk would) removes path.tmp.
