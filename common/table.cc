@@ -134,4 +134,12 @@ std::string results_dir() {
   return dir.string();
 }
 
+std::string run_gnuplot(const std::string& script, const std::string& picture,
+                        const std::string& data) {
+  if (std::system("command -v gnuplot > /dev/null 2>&1") != 0)
+    return "gnuplot not found (apt-get install gnuplot-nox): plot skipped; data in " + data;
+  if (std::system(("gnuplot " + script).c_str()) != 0) return "gnuplot failed on " + script;
+  return "plot: " + picture;
+}
+
 }  // namespace book

@@ -46,4 +46,10 @@ class Table {
 /// folder and why when it cannot be created or written: call it before a long run, not after.
 std::string results_dir();
 
+/// Runs gnuplot on `script` (which draws `picture` from `data`) and returns the line a stage
+/// prints: "plot: PICTURE", or, where gnuplot is missing or fails, what happened and where the
+/// data are, so a stage without a picture still says where its numbers went.
+std::string run_gnuplot(const std::string& script, const std::string& picture,
+                        const std::string& data);
+
 }  // namespace book

@@ -10,6 +10,7 @@
 #include "chapters/01_gemm_cpu/peak.h"
 #include "chapters/01_gemm_cpu/sgemm.h"
 #include "common/peers.h"
+#include "common/table.h"
 
 namespace book::gemm::ladder {
 
@@ -116,13 +117,7 @@ void write_plot(const std::vector<Row>& rows, const std::string& path_stem) {
     }
     gp << "\n";
   }
-  if (std::system("command -v gnuplot > /dev/null 2>&1") != 0) {
-    std::cout << "gnuplot not found (apt-get install gnuplot-nox): plot skipped; data in " << data
-              << "\n";
-    return;
-  }
-  const int status = std::system(("gnuplot " + script).c_str());
-  std::cout << (status == 0 ? "plot: " + png : "gnuplot failed on " + script) << "\n";
+  std::cout << run_gnuplot(script, png, data) << "\n";
 }
 
 void print_tour_lines(const std::vector<Row>& rows, const Ceilings& ceilings, int n_tour) {

@@ -37,13 +37,7 @@ void write_plot(const std::vector<Point>& points, const Ceilings& c, int n, int 
        << "title 'sgemm, m = 1 ... " << points.back().m << "', \\\n"
        << "     '" << data << "' using 1:2:(sprintf('m=%d', $3)) with labels offset 0,1 notitle\n";
   }
-  if (std::system("command -v gnuplot > /dev/null 2>&1") != 0) {
-    std::cout << "gnuplot not found (apt-get install gnuplot-nox): plot skipped; data in " << data
-              << "\n";
-    return;
-  }
-  const int status = std::system(("gnuplot " + script).c_str());
-  std::cout << (status == 0 ? "plot: " + png : "gnuplot failed on " + script) << "\n";
+  std::cout << book::run_gnuplot(script, png, data) << "\n";
 }
 
 int body(int argc, char** argv) {

@@ -120,12 +120,7 @@ void plot(const std::string& stem, const Table& table, const std::vector<int>& g
          << gammas[j] << "'";
     gp << "\n";
   }
-  if (std::system("command -v gnuplot > /dev/null 2>&1") != 0) {
-    std::cout << "gnuplot not found: plot skipped; data in " << data << "\n";
-    return;
-  }
-  const int status = std::system(("gnuplot " + script).c_str());
-  std::cout << (status == 0 ? "plot: " + png : "gnuplot failed on " + script) << "\n";
+  std::cout << run_gnuplot(script, png, data) << "\n";
 }
 
 }  // namespace
