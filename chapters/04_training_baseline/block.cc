@@ -191,34 +191,47 @@ template <typename T>
 void block_forward_rows(const Config& config, const TensorParallelSlice& slice,
                         const BlockTensors<T>& w, int rows, const T* x, T* y,
                         BlockActivations<T>& a, BlockWorkspace<T>& ws,
-                        const AttentionCore<T>& attention, TensorParallelComm<T>* comm) {
+                        const AttentionCore<T>& attention, TensorParallelComm<T>* comm,
+                        const LinearCore<T>& linear) {
   const auto [n, c, hs, heads, width, hidden] =
       check_rows("block_forward_rows", config, slice, rows, a, ws, comm);
+  BOOK_CHECK(!linear || slice.size == 1,
+             "block_forward_rows: a LinearCore computes whole projections; this is tensor-parallel "
+             "slice "
+                 << slice.rank << "/" << slice.size);
   const std::size_t nc = static_cast<std::size_t>(n) * c;
   T* partial = ws.partial.data();
+  // The caller's projection if it gave one, else this block's own weights (with the strides and
+  // the rank-0 bias rule of a tensor-parallel shard).
+  const auto project = [&](Projection which, const T* in_rows, int in, const T* weight, int out,
+                           const T* bias, T* out_rows) {
+    if (linear)
+      linear(which, in_rows, n, out_rows);
+    else
+      linear_forward(in_rows, n, in, weight, out, bias, out, out_rows, out);
+  };
 
   layernorm_forward(x, w.ln1_gain, w.ln1_bias, n, c, a.ln1.data(), a.ln1_mean.data(),
                     a.ln1_rstd.data());
   //! [tensor_parallel_attention]
   // Column-parallel: this rank stores its heads' columns of W_qkv, its q, k and v side by side,
   // so one product makes all three.
-  linear_forward(a.ln1.data(), n, c, w.w_qkv, 3 * width, w.b_qkv, 3 * width, a.qkv.data(),
-                 3 * width);
+  project(Projection::kQkv, a.ln1.data(), c, w.w_qkv, 3 * width, w.b_qkv, a.qkv.data());
   attention(a.qkv.data(), a.att_out.data());
   // Row-parallel: this rank stores its heads' rows of W_out. The replicated bias is added once,
   // by rank 0, so the all-reduce sums it once.
-  linear_forward(a.att_out.data(), n, width, w.w_out, c, slice.rank == 0 ? w.b_out : nullptr, c,
-                 partial, c);
+  project(Projection::kOut, a.att_out.data(), width, w.w_out, c,
+          slice.rank == 0 ? w.b_out : nullptr, partial);
   if (comm) comm->all_reduce(partial, nc);
   //! [tensor_parallel_attention]
   add(x, partial, nc, a.residual.data());
 
   layernorm_forward(a.residual.data(), w.ln2_gain, w.ln2_bias, n, c, a.ln2.data(),
                     a.ln2_mean.data(), a.ln2_rstd.data());
-  linear_forward(a.ln2.data(), n, c, w.w_fc, hidden, w.b_fc, hidden, a.fc.data(), hidden);
+  project(Projection::kFc, a.ln2.data(), c, w.w_fc, hidden, w.b_fc, a.fc.data());
   gelu_forward(a.fc.data(), static_cast<std::size_t>(n) * hidden, a.fc_gelu.data());
-  linear_forward(a.fc_gelu.data(), n, hidden, w.w_proj, c, slice.rank == 0 ? w.b_proj : nullptr, c,
-                 partial, c);
+  project(Projection::kProj, a.fc_gelu.data(), hidden, w.w_proj, c,
+          slice.rank == 0 ? w.b_proj : nullptr, partial);
   if (comm) comm->all_reduce(partial, nc);
   add(a.residual.data(), partial, nc, y);
 }
@@ -287,7 +300,8 @@ template struct BlockWorkspace<double>;
       BlockActivations<T>&, BlockWorkspace<T>&, TensorParallelComm<T>*);                          \
   template void block_forward_rows<T>(                                                            \
       const Config&, const TensorParallelSlice&, const BlockTensors<T>&, int, const T*, T*,       \
-      BlockActivations<T>&, BlockWorkspace<T>&, const AttentionCore<T>&, TensorParallelComm<T>*); \
+      BlockActivations<T>&, BlockWorkspace<T>&, const AttentionCore<T>&, TensorParallelComm<T>*,  \
+      const LinearCore<T>&);                                                                      \
   template void block_backward<T>(                                                                \
       const Config&, const TensorParallelSlice&, const BlockTensors<T>&, const BlockTensors<T>&,  \
       int, int, const T*, const T*, T*, BlockActivations<T>&, BlockWorkspace<T>&,                 \

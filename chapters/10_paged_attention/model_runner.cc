@@ -140,8 +140,15 @@ std::span<const float> ModelRunner::run(std::span<const SequenceChunk> chunks) {
     const train::AttentionCore<float> cached = [&](const float* qkv, float* att_out) {
       attention(layer, qkv, att_out);
     };
+    train::LinearCore<float> projections;
+    if (linear_)
+      projections = [&](train::Projection which, const float* x, int n, float* y) {
+        linear_(layer, which, x, n, y);
+      };
     train::block_forward_rows(config_, {}, weights_.blocks[layer], rows, stream_.data(),
-                              next_stream_.data(), acts_, workspace_, cached);
+                              next_stream_.data(), acts_, workspace_, cached,
+                              static_cast<train::TensorParallelComm<float>*>(nullptr),
+                              projections);
     std::swap(stream_, next_stream_);
   }
   // The head only on the rows whose logits were asked for.

@@ -11,6 +11,7 @@
 /// holds the keys and values (paged with any block size, or contiguous).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -63,6 +64,15 @@ class ModelRunner {
   /// max_rows.
   std::span<const float> run(std::span<const SequenceChunk> chunks);
 
+  /// A block's projection as the caller computes it, for layer `layer`: y [rows, out] = x [rows,
+  /// in] · W + b (train::LinearCore with the layer added).
+  using LayerLinear =
+      std::function<void(int layer, train::Projection which, const float* x, int rows, float* y)>;
+  /// Computes every block's four projections with `linear` from now on (chapter 14 serves
+  /// quantised weights this way); an empty one goes back to the model's FP32 weights. The
+  /// embeddings, LayerNorms and the tied head stay the model's FP32 tensors.
+  void use_linear(LayerLinear linear) { linear_ = std::move(linear); }
+
   const train::Config& config() const { return config_; }  ///< the model's shape
   PagedKvCache& cache() { return cache_; }                 ///< where K and V live
   int max_rows() const { return max_rows_; }               ///< new tokens per step
@@ -84,6 +94,7 @@ class ModelRunner {
   std::vector<int> row_chunk_, row_position_;
   std::span<const SequenceChunk> chunks_;
   std::vector<AttentionQuery> queries_;
+  LayerLinear linear_;
 };
 
 }  // namespace book::kv
