@@ -120,4 +120,21 @@ int engine_correct(train::Model<float>& model, const QuantizedModel* q, int coun
       run_engine(model, linear, problems.prompts, problems.answer_tokens, nullptr, nullptr));
 }
 
+Table engine_accuracy_table(train::Model<float>& model, int count, std::uint64_t seed,
+                            const LinearKernel& kernel) {
+  Table t({"weights", "bits/weight", "correct", "problems", "accuracy"});
+  const int fp32 = engine_correct(model, nullptr, count, seed, kernel);
+  t.add_row({"FP32", "32.00", std::to_string(fp32), std::to_string(count),
+             fixed(100.0 * fp32 / count, 1) + "%"});
+  const Scheme schemes[2] = {{Bits::kInt8, Symmetry::kSymmetric, Granularity::kPerChannel},
+                             {Bits::kInt4, Symmetry::kSymmetric, Granularity::kGroup, 32}};
+  for (const Scheme& scheme : schemes) {
+    const QuantizedModel q = quantize_model(model, scheme);
+    const int correct = engine_correct(model, &q, count, seed, kernel);
+    t.add_row({scheme.name(), fixed(q.block_bits_per_weight(), 2), std::to_string(correct),
+               std::to_string(count), fixed(100.0 * correct / count, 1) + "%"});
+  }
+  return t;
+}
+
 }  // namespace book::quant

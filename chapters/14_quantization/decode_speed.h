@@ -59,4 +59,9 @@ Table decode_speed_table(const std::vector<DecodeSpeedRow>& rows);
 int engine_correct(train::Model<float>& model, const QuantizedModel* q, int count,
                    std::uint64_t seed, const LinearKernel& kernel = reference_kernel);
 
+/// engine_correct for FP32, INT8 per-channel and INT4 g32 weights of `model` (an addition model):
+/// a table of weights, bits/weight, correct, problems, accuracy.
+Table engine_accuracy_table(train::Model<float>& model, int count, std::uint64_t seed,
+                            const LinearKernel& kernel = reference_kernel);
+
 }  // namespace book::quant

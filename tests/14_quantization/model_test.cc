@@ -5,6 +5,7 @@
 // that need a quantised bundle.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "chapters/14_quantization/model_quant.h"
 #include "chapters/14_quantization/model_report.h"
 #include "chapters/14_quantization/outliers.h"
+#include "common/rng.h"
 #include "common/testing/exercise.h"
 #include "common/testing/expect_error.h"
 
@@ -52,6 +54,50 @@ EXERCISE_TEST("quant.per_channel_int8", ModelQuant, WeightBytesAreCountedExactly
   keep.fp32_columns.resize(c.n_layer);
   keep.fp32_columns[0][2] = {3, 40};
   EXPECT_EQ(quantize_model(*model, kInt8, keep).block_bytes(), int8 + 2 * 256 * 4);
+}
+
+// QuantizedLinear::forward against its definition in double: x divided by the divisor, the FP32
+// columns apart, the rest fake-quantised per token, times the dequantised W, plus the bias.
+EXERCISE_TEST("quant.int8_gemv", ModelQuant, ProjectionForwardMatchesItsDefinition) {
+  Rng rng(31);
+  const int in = 24, out = 13, rows = 5;
+  std::vector<float> wt(in * out), x(rows * in);
+  for (float& v : wt) v = static_cast<float>(rng.uniform(-1, 1));
+  for (float& v : x) v = static_cast<float>(rng.uniform(-3, 3));
+  QuantizedLinear p;
+  p.in = in;
+  p.out = out;
+  p.fp32_inputs = {2, 17};
+  for (int j = 0; j < in; ++j) p.divisor.push_back(static_cast<float>(rng.uniform(0.5, 2)));
+  for (int o = 0; o < out; ++o) p.bias.push_back(static_cast<float>(rng.uniform(-1, 1)));
+  for (const int j : p.fp32_inputs)
+    for (int o = 0; o < out; ++o) {
+      p.fp32_weight.push_back(wt[o * in + j]);
+      wt[o * in + j] = 0;
+    }
+  p.weight = quantize(wt, out, in, kInt8);
+  p.activations = ActivationQuant::kPerToken;
+  std::vector<float> y(rows * out, NAN);
+  p.forward(x.data(), rows, y.data(), reference_kernel);
+  for (int t = 0; t < rows; ++t) {
+    std::vector<double> xin(in);
+    double m = 0;
+    for (int j = 0; j < in; ++j) {
+      xin[j] = static_cast<double>(x[t * in + j]) / p.divisor[j];
+      if (j != 2 && j != 17) m = std::max(m, std::abs(xin[j]));
+    }
+    const double s = static_cast<float>(m) / 127.0f;
+    for (int o = 0; o < out; ++o) {
+      double want = p.bias[o];
+      for (int j = 0; j < in; ++j) {
+        if (j == 2 || j == 17) continue;
+        want += p.weight.value(o, j) * (std::clamp(std::round(xin[j] / s), -127.0, 127.0) * s);
+      }
+      want += xin[2] * p.fp32_weight[o] + xin[17] * p.fp32_weight[out + o];
+      EXPECT_NEAR(y[t * out + o], want, 1e-4 * (1 + std::abs(want)))
+          << "row " << t << ", out " << o;
+    }
+  }
 }
 
 EXERCISE_TEST("quant.int8_gemv", ModelQuant, Int8WeightsAnswerWithinTwoPointsOfFp32) {
@@ -169,6 +215,7 @@ EXERCISE_TEST("quant.int8_gemv", DecodeSpeed, EngineServesQuantisedWeights) {
     EXPECT_GT(r.median(), 0.0);
   }
   EXPECT_EQ(decode_speed_table(rows).rows().size(), 3u);
+  EXPECT_EQ(engine_accuracy_table(*model, 20, 6).rows().size(), 3u);
   o.d_model = 40;
   expect_error([&] { decode_speed(o); }, "d_model 40");
 }
