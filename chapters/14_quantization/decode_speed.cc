@@ -1,7 +1,9 @@
 #include "chapters/14_quantization/decode_speed.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <memory>
 
 #include "chapters/10_paged_attention/served_model.h"
 #include "chapters/11_continuous_batching/engine.h"
@@ -58,7 +60,44 @@ double DecodeSpeedRow::spread() const {
   return (*hi - *lo) / median();
 }
 
-std::vector<DecodeSpeedRow> decode_speed(const DecodeSpeedOptions& o, const LinearKernel& kernel) {
+namespace {
+
+// The FP32 projections through `kernel`: W transposed once into [out][in].
+kv::ModelRunner::LayerLinear fp32_linear(train::Model<float>& model, const Fp32Kernel& kernel) {
+  struct Projection {
+    std::vector<float> w;
+    const float* bias = nullptr;
+    int out = 0;
+    PreparedLinear product;
+  };
+  const train::Config& config = model.config();
+  auto all = std::make_shared<std::vector<std::array<Projection, 4>>>(config.n_layer);
+  for (int l = 0; l < config.n_layer; ++l)
+    for (int p = 0; p < 4; ++p) {
+      const ProjectionView v =
+          projection_of(config, block_tensors(model, l), static_cast<train::Projection>(p));
+      Projection& mine = (*all)[l][p];
+      mine.w.resize(static_cast<std::size_t>(v.in) * v.out);
+      for (int j = 0; j < v.in; ++j)
+        for (int o = 0; o < v.out; ++o)
+          mine.w[static_cast<std::size_t>(o) * v.in + j] =
+              v.w[static_cast<std::size_t>(j) * v.out + o];
+      mine.bias = v.bias;
+      mine.out = v.out;
+      mine.product = kernel(mine.w, v.out, v.in);
+    }
+  return [all](int layer, train::Projection which, const float* x, int rows, float* y) {
+    const Projection& p = (*all)[layer][static_cast<int>(which)];
+    p.product(x, rows, y);
+    for (int t = 0; t < rows; ++t)
+      for (int o = 0; o < p.out; ++o) y[static_cast<std::size_t>(t) * p.out + o] += p.bias[o];
+  };
+}
+
+}  // namespace
+
+std::vector<DecodeSpeedRow> decode_speed(const DecodeSpeedOptions& o, const LinearKernel& kernel,
+                                         const Fp32Kernel& fp32_kernel) {
   BOOK_CHECK(o.d_model >= 16 && o.d_model % 16 == 0 && o.layers >= 1 && o.vocab >= 2 &&
                  o.requests >= 1 && o.prompt >= 1 && o.new_tokens >= 1 && o.repetitions >= 1 &&
                  o.prompt + o.new_tokens <= 1024,
@@ -85,11 +124,16 @@ std::vector<DecodeSpeedRow> decode_speed(const DecodeSpeedOptions& o, const Line
   const QuantizedModel q4 = quantize_model(*model, int4);
   const std::size_t head = 4 * static_cast<std::size_t>(o.vocab) * o.d_model;
   std::vector<DecodeSpeedRow> rows(3);
-  rows[0] = {"FP32", 32, 4 * static_cast<std::size_t>(q8.block_weights()) + head, 0, {}};
+  rows[0] = {fp32_kernel ? "FP32" : "FP32 (chapter 4's linear_forward)",
+             32,
+             4 * static_cast<std::size_t>(q8.block_weights()) + head,
+             0,
+             {}};
   rows[1] = {"INT8 per-channel", q8.block_bits_per_weight(), q8.block_bytes() + head, 0, {}};
   rows[2] = {"INT4 g32", q4.block_bits_per_weight(), q4.block_bytes() + head, 0, {}};
   const kv::ModelRunner::LayerLinear linears[3] = {
-      {}, serve(q8, config, kernel), serve(q4, config, kernel)};
+      fp32_kernel ? fp32_linear(*model, fp32_kernel) : kv::ModelRunner::LayerLinear{},
+      serve(q8, config, kernel), serve(q4, config, kernel)};
   for (int rep = 0; rep < o.repetitions; ++rep)
     for (int w = 0; w < 3; ++w) {
       double seconds = 0;

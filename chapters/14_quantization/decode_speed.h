@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,12 +45,18 @@ struct DecodeSpeedRow {
   double spread() const;                  ///< (fastest − slowest) / median
 };
 
+/// Makes the FP32 product y [rows][out] = x [rows][in] · Wᵀ for W [out][in] (quant.h's layout;
+/// `w` outlives the result): the FP32 peer of a LinearKernel, e.g. chapter 14's Fp32Gemv.
+using Fp32Kernel = std::function<PreparedLinear(std::span<const float> w, int out, int in)>;
+
 /// Serves options.requests random prompts through serve::Engine (all admitted together) with
-/// each weight format, timing the steps that only decode. Quantised projections run `kernel`.
-/// Throws book::Error on options that do not make a model (d_model not a multiple of 16, counts
-/// < 1, prompt + new_tokens above 1024).
+/// each weight format, timing the steps that only decode. Quantised projections run `kernel`;
+/// FP32 ones `fp32_kernel`, or chapter 4's linear_forward (the model's own path) when it is
+/// empty. Throws book::Error on options that do not make a model (d_model not a multiple of 16,
+/// counts < 1, prompt + new_tokens above 1024).
 std::vector<DecodeSpeedRow> decode_speed(const DecodeSpeedOptions& options,
-                                         const LinearKernel& kernel = reference_kernel);
+                                         const LinearKernel& kernel = reference_kernel,
+                                         const Fp32Kernel& fp32_kernel = {});
 
 /// The rows as a table: weights, bits/weight, bytes/step, bytes/token, tokens/s, spread.
 Table decode_speed_table(const std::vector<DecodeSpeedRow>& rows);

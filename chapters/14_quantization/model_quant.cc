@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "chapters/04_training_baseline/parameters.h"
 #include "common/check.h"
@@ -20,24 +21,26 @@ const char* name(ActivationQuant quant) {
   return "?";
 }
 
-void reference_kernel(const QuantizedMatrix& w, const float* x, int rows, float* y) {
-  if (w.scheme.bits == Bits::kInt8 && w.scheme.symmetry == Symmetry::kSymmetric) {
-    for (int t = 0; t < rows; ++t)
-      int8_gemv(w, {x + static_cast<std::size_t>(t) * w.cols, static_cast<std::size_t>(w.cols)},
-                {y + static_cast<std::size_t>(t) * w.rows, static_cast<std::size_t>(w.rows)});
-    return;
-  }
+PreparedLinear reference_kernel(const QuantizedMatrix& w) {
   check_matrix(w);
-  std::vector<float> row(static_cast<std::size_t>(w.cols));
-  for (int r = 0; r < w.rows; ++r) {
-    for (int c = 0; c < w.cols; ++c) row[c] = w.value(r, c);
-    for (int t = 0; t < rows; ++t) {
-      const float* xt = x + static_cast<std::size_t>(t) * w.cols;
-      float sum = 0;
-      for (int c = 0; c < w.cols; ++c) sum += row[c] * xt[c];
-      y[static_cast<std::size_t>(t) * w.rows + r] = sum;
+  if (w.scheme.bits == Bits::kInt8 && w.scheme.symmetry == Symmetry::kSymmetric)
+    return [&w](const float* x, int rows, float* y) {
+      for (int t = 0; t < rows; ++t)
+        int8_gemv(w, {x + static_cast<std::size_t>(t) * w.cols, static_cast<std::size_t>(w.cols)},
+                  {y + static_cast<std::size_t>(t) * w.rows, static_cast<std::size_t>(w.rows)});
+    };
+  return [&w](const float* x, int rows, float* y) {
+    std::vector<float> row(static_cast<std::size_t>(w.cols));
+    for (int r = 0; r < w.rows; ++r) {
+      for (int c = 0; c < w.cols; ++c) row[c] = w.value(r, c);
+      for (int t = 0; t < rows; ++t) {
+        const float* xt = x + static_cast<std::size_t>(t) * w.cols;
+        float sum = 0;
+        for (int c = 0; c < w.cols; ++c) sum += row[c] * xt[c];
+        y[static_cast<std::size_t>(t) * w.rows + r] = sum;
+      }
     }
-  }
+  };
 }
 
 std::size_t QuantizedLinear::weight_bytes() const {
@@ -55,7 +58,7 @@ float fake_int8(float x, float s) {
 }  // namespace
 
 void QuantizedLinear::forward(const float* x, int rows, float* y,
-                              const LinearKernel& kernel) const {
+                              const PreparedLinear& product) const {
   const std::size_t n = static_cast<std::size_t>(rows) * in;
   std::vector<float> xin(x, x + n);
   if (!divisor.empty())
@@ -80,7 +83,7 @@ void QuantizedLinear::forward(const float* x, int rows, float* y,
       for (int j = 0; j < in; ++j) row[j] = fake_int8(row[j], s);
     }
   }
-  kernel(weight, xin.data(), rows, y);
+  product(xin.data(), rows, y);
   for (int t = 0; t < rows; ++t) {
     float* yt = y + static_cast<std::size_t>(t) * out;
     for (int o = 0; o < out; ++o) yt[o] += bias[o];
@@ -265,9 +268,12 @@ void check_serves(const QuantizedModel& q, const train::Config& c) {
 kv::ModelRunner::LayerLinear serve(const QuantizedModel& q, const train::Config& config,
                                    LinearKernel kernel) {
   check_serves(q, config);
-  return [&q, kernel = std::move(kernel)](int layer, train::Projection which, const float* x,
-                                          int rows, float* y) {
-    q.layers[layer][static_cast<int>(which)].forward(x, rows, y, kernel);
+  auto products = std::make_shared<std::vector<std::array<PreparedLinear, 4>>>(q.layers.size());
+  for (std::size_t l = 0; l < q.layers.size(); ++l)
+    for (int p = 0; p < 4; ++p) (*products)[l][p] = kernel(q.layers[l][p].weight);
+  return [&q, products](int layer, train::Projection which, const float* x, int rows, float* y) {
+    const int p = static_cast<int>(which);
+    q.layers[layer][p].forward(x, rows, y, (*products)[layer][p]);
   };
 }
 

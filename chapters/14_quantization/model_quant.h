@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "chapters/04_training_baseline/block.h"
@@ -34,15 +35,20 @@ enum class ActivationQuant {
 /// The name a table prints: "fp32", "per-tensor", "per-token".
 const char* name(ActivationQuant quant);
 
-/// y [rows][w.rows] = x [rows][w.cols] · Wᵀ for a quantised W (no bias). The one place the
-/// product is computed, so a faster kernel is one argument away.
-using LinearKernel =
-    std::function<void(const QuantizedMatrix& w, const float* x, int rows, float* y)>;
+/// y [rows][W.rows] = x [rows][W.cols] · Wᵀ (no bias) for the one matrix it was made for.
+using PreparedLinear = std::function<void(const float* x, int rows, float* y)>;
+
+/// Makes the product for a quantised matrix, once, when a model is served (a fast kernel
+/// re-lays the weights then; `w` outlives the result). The one place the product is computed,
+/// so a faster kernel is one argument away, e.g. chapter 14's QuantizedGemv:
+/// `[](const QuantizedMatrix& w) { auto g = std::make_shared<QuantizedGemv>(w); return
+/// PreparedLinear([g](const float* x, int m, float* y) { g->run(…, m, …); }); }`.
+using LinearKernel = std::function<PreparedLinear(const QuantizedMatrix& w)>;
 
 /// The simple correct kernel: symmetric INT8 through the exercise quant.int8_gemv, one row of x
 /// at a time; every other scheme dequantises W one output row at a time and takes its dot
-/// products with every row of x in FP32.
-void reference_kernel(const QuantizedMatrix& w, const float* x, int rows, float* y);
+/// products with every row of x in FP32. Keeps a reference to `w`.
+PreparedLinear reference_kernel(const QuantizedMatrix& w);
 
 /// One block projection, quantised: y = (x / divisor) · W + b with some input columns in FP32.
 struct QuantizedLinear {
@@ -63,8 +69,9 @@ struct QuantizedLinear {
   /// Bytes stored for the weights: the quantised matrix (QuantizedMatrix::bytes), 4 per FP32
   /// column weight and 4 per divisor; not the bias (counted with the model's FP32 tensors).
   std::size_t weight_bytes() const;
-  /// y [rows][out] = this projection of x [rows][in], computed with `kernel`.
-  void forward(const float* x, int rows, float* y, const LinearKernel& kernel) const;
+  /// y [rows][out] = this projection of x [rows][in], the product by `product` (a kernel made
+  /// for `weight`).
+  void forward(const float* x, int rows, float* y, const PreparedLinear& product) const;
 };
 
 /// Every block projection of a model, quantised. layers[l][p] is layer l's projection
@@ -119,8 +126,9 @@ QuantizedModel quantize_model(const train::Model<float>& model, const Scheme& sc
 /// q.scheme and consistent (check_matrix), biases, divisors and FP32 columns of the right sizes.
 void check_serves(const QuantizedModel& q, const train::Config& config);
 
-/// The runner's seam for `q` (check_serves against the runner's model first): every projection
-/// computed by QuantizedLinear::forward with `kernel`. `q` must outlive the runner's use of it.
+/// The runner's seam for `q` (check_serves against the runner's model first): `kernel` makes
+/// every projection's product once, here; each is computed by QuantizedLinear::forward. `q`
+/// must outlive the runner's use of it.
 kv::ModelRunner::LayerLinear serve(const QuantizedModel& q, const train::Config& config,
                                    LinearKernel kernel = reference_kernel);
 

@@ -78,7 +78,7 @@ EXERCISE_TEST("quant.int8_gemv", ModelQuant, ProjectionForwardMatchesItsDefiniti
   p.weight = quantize(wt, out, in, kInt8);
   p.activations = ActivationQuant::kPerToken;
   std::vector<float> y(rows * out, NAN);
-  p.forward(x.data(), rows, y.data(), reference_kernel);
+  p.forward(x.data(), rows, y.data(), reference_kernel(p.weight));
   for (int t = 0; t < rows; ++t) {
     std::vector<double> xin(in);
     double m = 0;
@@ -215,6 +215,22 @@ EXERCISE_TEST("quant.int8_gemv", DecodeSpeed, EngineServesQuantisedWeights) {
     EXPECT_GT(r.median(), 0.0);
   }
   EXPECT_EQ(decode_speed_table(rows).rows().size(), 3u);
+  // An FP32 kernel given: the dequantised-free reference product, to the same rows.
+  int made = 0;
+  const Fp32Kernel plain = [&](std::span<const float> w, int out, int in) {
+    ++made;
+    return PreparedLinear([w, out, in](const float* x, int m, float* y) {
+      for (int t = 0; t < m; ++t)
+        for (int r = 0; r < out; ++r) {
+          float sum = 0;
+          for (int c = 0; c < in; ++c) sum += w[r * in + c] * x[t * in + c];
+          y[t * out + r] = sum;
+        }
+    });
+  };
+  o.repetitions = 1;
+  EXPECT_EQ(decode_speed(o, reference_kernel, plain)[0].weights, "FP32");
+  EXPECT_EQ(made, 4 * o.layers);
   EXPECT_EQ(engine_accuracy_table(*model, 20, 6).rows().size(), 3u);
   o.d_model = 40;
   expect_error([&] { decode_speed(o); }, "d_model 40");
