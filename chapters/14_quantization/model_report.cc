@@ -1,7 +1,11 @@
 #include "chapters/14_quantization/model_report.h"
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "chapters/14_quantization/accuracy.h"
 #include "chapters/14_quantization/outliers.h"
@@ -12,6 +16,25 @@ namespace book::quant {
 namespace {
 
 const Scheme kInt8{Bits::kInt8, Symmetry::kSymmetric, Granularity::kPerChannel};
+const Scheme kInt8Tensor{Bits::kInt8, Symmetry::kSymmetric, Granularity::kPerTensor};
+
+// The sweep's three settings: weight scales and activation scales.
+struct Setting {
+  Granularity weights;
+  ActivationQuant activations;
+};
+const Setting kSettings[3] = {{Granularity::kPerChannel, ActivationQuant::kPerTensor},
+                              {Granularity::kPerChannel, ActivationQuant::kPerToken},
+                              {Granularity::kPerTensor, ActivationQuant::kPerTensor}};
+
+const Scheme& weight_scheme(Granularity weights) {
+  return weights == Granularity::kPerTensor ? kInt8Tensor : kInt8;
+}
+
+std::string w8a8_name(Granularity weights, ActivationQuant activations) {
+  return std::string("W8A8 ") + (weights == Granularity::kPerTensor ? "per-tensor W, " : "") +
+         name(activations);
+}
 
 std::string alpha_text(double alpha) {
   std::ostringstream s;
@@ -57,24 +80,25 @@ class Bench {
   }
 
   // SmoothQuant at α: a smoothed copy, recalibrated (its activations changed), W8A8.
-  Quality smooth_quality(double alpha, ActivationQuant activations) {
+  Quality smooth_quality(double alpha, const Setting& setting) {
     auto smoothed = clone(*model_);
     smooth(*smoothed, stats_, alpha);
     QuantizeOptions options;
-    options.activations = activations;
+    options.activations = setting.activations;
     options.absmax = calibrate(*smoothed, calibration_).absmax;
-    const QuantizedModel q = quantize_model(*smoothed, kInt8, options);
+    const QuantizedModel q = quantize_model(*smoothed, weight_scheme(setting.weights), options);
     return evaluate(*smoothed, set_, serve(q, smoothed->config()), reference_);
   }
 
-  SchemeRow smooth_row(double alpha, ActivationQuant activations) {
+  SchemeRow smooth_row(double alpha, const Setting& setting) {
     auto smoothed = clone(*model_);
     smooth(*smoothed, stats_, alpha);
     QuantizeOptions options;
-    options.activations = activations;
+    options.activations = setting.activations;
     options.absmax = calibrate(*smoothed, calibration_).absmax;
-    return row(std::string("W8A8 ") + name(activations) + " + SmoothQuant a=" + alpha_text(alpha),
-               *smoothed, kInt8, options);
+    return row(
+        w8a8_name(setting.weights, setting.activations) + " + SmoothQuant a=" + alpha_text(alpha),
+        *smoothed, weight_scheme(setting.weights), options);
   }
 
  private:
@@ -88,7 +112,10 @@ class Bench {
 
 }  // namespace
 
-ModelQuantReport run_model_quant(const train::Model<float>& base, const ModelQuantOptions& o) {
+ModelQuantReport run_model_quant(const train::Model<float>& base, const ModelQuantOptions& o,
+                                 int threads) {
+  BOOK_CHECK(threads >= 0, "run_model_quant: threads " << threads << " must be >= 0 (0: all)");
+  if (threads == 0) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   BOOK_CHECK(o.calibration >= 1 && o.held_out >= 1 && o.alpha_steps >= 1,
              "run_model_quant: calibration " << o.calibration << ", held_out " << o.held_out
                                              << " and alpha_steps " << o.alpha_steps
@@ -115,12 +142,37 @@ ModelQuantReport run_model_quant(const train::Model<float>& base, const ModelQua
   report.rows.push_back(fp32_row);
   for (const bool outliers : {false, true}) {
     Bench bench(base, o, outliers, set, reference, calibration);
-    if (outliers || o.sweep_without_outliers)
-      for (const ActivationQuant a : {ActivationQuant::kPerTensor, ActivationQuant::kPerToken})
-        for (int i = 0; i <= o.alpha_steps; ++i) {
-          const double alpha = static_cast<double>(i) / o.alpha_steps;
-          report.sweep.push_back({alpha, a, outliers, bench.smooth_quality(alpha, a)});
-        }
+    if (outliers || o.sweep_without_outliers) {
+      const std::size_t first = report.sweep.size();
+      for (const Setting& setting : kSettings)
+        for (int i = 0; i <= o.alpha_steps; ++i)
+          report.sweep.push_back({static_cast<double>(i) / o.alpha_steps,
+                                  setting.activations,
+                                  outliers,
+                                  setting.weights,
+                                  {}});
+      // Each point is independent (its own smoothed copy): spread them over threads.
+      const int points = static_cast<int>(report.sweep.size() - first);
+      const int workers = std::min(points, threads);
+      std::atomic<int> next{0};
+      std::vector<std::exception_ptr> failed(workers);
+      std::vector<std::thread> team;
+      for (int w = 0; w < workers; ++w)
+        team.emplace_back([&, w] {
+          try {
+            for (int i; (i = next++) < points;) {
+              AlphaPoint& p = report.sweep[first + i];
+              p.quality = bench.smooth_quality(p.alpha, {p.weights, p.activations});
+            }
+          } catch (...) {
+            failed[w] = std::current_exception();
+            next = points;
+          }
+        });
+      for (std::thread& t : team) t.join();
+      for (const std::exception_ptr& e : failed)
+        if (e) std::rethrow_exception(e);
+    }
     if (outliers) {
       SchemeRow r = fp32_row;
       r.scheme = "FP32 (outliers injected: same function)";
@@ -130,16 +182,21 @@ ModelQuantReport run_model_quant(const train::Model<float>& base, const ModelQua
     }
     report.rows.push_back(bench.row("INT8 per-channel weight-only", kInt8, {}));
     report.rows.push_back(bench.row("INT4 g" + std::to_string(o.group_size) + " RTN", int4, {}));
-    for (const ActivationQuant a : {ActivationQuant::kPerTensor, ActivationQuant::kPerToken}) {
+    for (const Setting& setting : kSettings) {
       QuantizeOptions options;
-      options.activations = a;
-      report.rows.push_back(bench.row(std::string("W8A8 ") + name(a), kInt8, options));
+      options.activations = setting.activations;
+      const Scheme& weights = weight_scheme(setting.weights);
+      report.rows.push_back(
+          bench.row(w8a8_name(setting.weights, setting.activations), weights, options));
       const bool swept = outliers || o.sweep_without_outliers;
-      report.rows.push_back(bench.smooth_row(swept ? report.best_alpha(a, outliers) : 0.5, a));
+      report.rows.push_back(bench.smooth_row(
+          swept ? report.best_alpha(setting.activations, outliers, setting.weights) : 0.5,
+          setting));
       options.fp32_threshold = o.fp32_threshold;
-      report.rows.push_back(bench.row(std::string("W8A8 ") + name(a) + " + LLM.int8 |x|>" +
-                                          alpha_text(o.fp32_threshold) + " in FP32",
-                                      kInt8, options));
+      report.rows.push_back(bench.row(w8a8_name(setting.weights, setting.activations) +
+                                          " + LLM.int8 |x|>" + alpha_text(o.fp32_threshold) +
+                                          " in FP32",
+                                      weights, options));
     }
     const std::string g = "INT4 g" + std::to_string(o.group_size);
     QuantizeOptions random;
@@ -168,17 +225,20 @@ Table ModelQuantReport::table() const {
 }
 
 Table ModelQuantReport::sweep_table() const {
-  Table t({"alpha", "activations", "outliers", "accuracy", "kl", "top1"});
+  Table t({"alpha", "weights", "activations", "outliers", "accuracy", "kl", "top1"});
   for (const AlphaPoint& p : sweep)
-    t.add_row({fixed(p.alpha, 2), name(p.activations), p.outliers ? "on" : "off",
-               fixed(p.quality.accuracy(), 4), fixed(p.quality.kl, 6), fixed(p.quality.top1, 4)});
+    t.add_row({fixed(p.alpha, 2),
+               p.weights == Granularity::kPerTensor ? "per-tensor" : "per-channel",
+               name(p.activations), p.outliers ? "on" : "off", fixed(p.quality.accuracy(), 4),
+               fixed(p.quality.kl, 6), fixed(p.quality.top1, 4)});
   return t;
 }
 
-double ModelQuantReport::best_alpha(ActivationQuant activations, bool outliers) const {
+double ModelQuantReport::best_alpha(ActivationQuant activations, bool outliers,
+                                    Granularity weights) const {
   const AlphaPoint* best = nullptr;
   for (const AlphaPoint& p : sweep)
-    if (p.activations == activations && p.outliers == outliers &&
+    if (p.activations == activations && p.outliers == outliers && p.weights == weights &&
         (!best || p.quality.kl < best->quality.kl))
       best = &p;
   BOOK_CHECK(best, "best_alpha: the sweep has no " << name(activations) << " points with outliers "

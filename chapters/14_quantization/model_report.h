@@ -51,7 +51,10 @@ struct AlphaPoint {
   double alpha = 0;                                           ///< SmoothQuant's exponent
   ActivationQuant activations = ActivationQuant::kPerTensor;  ///< activation scales
   bool outliers = true;                                       ///< on the outlier model
-  Quality quality;                                            ///< at this α
+  /// Weight scales: per channel, or one per tensor (SmoothQuant's O3 setting, where pushing
+  /// the outliers into the weights at large α costs the whole matrix its precision).
+  Granularity weights = Granularity::kPerChannel;
+  Quality quality;  ///< at this α
 };
 
 /// Everything run_model_quant measured.
@@ -61,16 +64,19 @@ struct ModelQuantReport {
   /// The rows as a table: scheme, outliers, bits/weight (blocks, model), bytes, accuracy, KL,
   /// top-1.
   Table table() const;
-  /// The sweep as a table (for gnuplot): α, activations, outliers, accuracy, KL, top-1.
+  /// The sweep as a table (for gnuplot): α, weights, activations, outliers, accuracy, KL, top-1.
   Table sweep_table() const;
-  /// The α of the sweep with the smallest KL for these activations and outliers (the first on
-  /// ties). Throws book::Error if the sweep has no such points.
-  double best_alpha(ActivationQuant activations, bool outliers) const;
+  /// The α of the sweep with the smallest KL for these activations, outliers and weight scales
+  /// (the first on ties). Throws book::Error if the sweep has no such points.
+  double best_alpha(ActivationQuant activations, bool outliers,
+                    Granularity weights = Granularity::kPerChannel) const;
 };
 
-/// Runs every scheme on `model` (whole, FP32, an addition model; not changed). Throws
+/// Runs every scheme on `model` (whole, FP32, an addition model; not changed), the α sweep's
+/// points on up to `threads` threads (0: every hardware thread; the numbers do not depend on
+/// it). Throws
 /// book::Error on bad options (counts < 1, a group size that does not divide the projections).
 ModelQuantReport run_model_quant(const train::Model<float>& model,
-                                 const ModelQuantOptions& options = {});
+                                 const ModelQuantOptions& options = {}, int threads = 0);
 
 }  // namespace book::quant
