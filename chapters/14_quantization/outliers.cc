@@ -122,6 +122,7 @@ std::vector<Outlier> inject_outliers(train::Model<float>& model, int channels, d
 void smooth(train::Model<float>& model, const Calibration& calibration, double alpha) {
   const train::Config& config = model.config();
   check_calibration(config, calibration, "smooth");
+  BOOK_CHECK(alpha >= 0 && alpha <= 1, "smooth: alpha " << alpha << " must be in [0, 1]");
   for (int l = 0; l < config.n_layer; ++l) {
     const train::BlockTensors<float> b = block_tensors(model, l);
     for (const train::Projection p : {train::Projection::kQkv, train::Projection::kFc}) {

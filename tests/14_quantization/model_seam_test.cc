@@ -78,6 +78,9 @@ TEST(Refusals, BeforeAnyQuantiserRuns) {
   expect_error([&] { quantize_model(*model, Scheme{}, per_tensor); }, "calibrated absmax");
   const auto sequences = calibration_sequences(model->config(), 4, 1);
   expect_error([&] { calibrate(*model, {}); }, "no calibration sequences");
+  const Calibration stats = calibrate(*model, sequences);
+  expect_error([&] { smooth(*model, stats, 1.5); }, "alpha 1.5 must be in [0, 1]");
+  expect_error([&] { smooth(*model, stats, NAN); }, "alpha nan");
   block_tensors(*model, 1).ln2_gain[3] = NAN;
   expect_error([&] { calibrate(*model, sequences); }, {"layer 1 fc input", "nan"});
 }
