@@ -139,6 +139,34 @@ EXERCISE_TEST("quant.smooth_scales", ModelQuant, SmoothQuantMigrationLeavesFp32L
   expect_error([&] { smooth(*smoothed, stats, -0.1); }, "-0.1");
 }
 
+// Why the α sweep is flat on the outlier model: outliers made by X·D, D⁻¹·W get SmoothQuant scales
+// s' = D·s at every α, so the smoothed model is the plain model smoothed, to rounding.
+EXERCISE_TEST("quant.smooth_scales", ModelQuant, SmoothingUndoesTheReparametrisationAtEveryAlpha) {
+  auto plain = kv::load_checkpoint_model(kv::runfile(kCheckpoint));
+  auto outliers = clone(*plain);
+  inject_outliers(*outliers, 2, 20, 100, 7);
+  const auto sequences = calibration_sequences(plain->config(), 30, 8);
+  const Calibration plain_stats = calibrate(*plain, sequences);
+  const Calibration outlier_stats = calibrate(*outliers, sequences);
+  for (const double alpha : {0.0, 0.3, 1.0}) {
+    auto a = clone(*plain);
+    auto b = clone(*outliers);
+    smooth(*a, plain_stats, alpha);
+    smooth(*b, outlier_stats, alpha);
+    for (int l = 0; l < plain->config().n_layer; ++l) {
+      const auto ta = block_tensors(*a, l), tb = block_tensors(*b, l);
+      for (int j = 0; j < plain->config().d_model; ++j) {
+        // Relative 1e-4: k up to 100 multiplied in and divided out, and absmax measured on
+        // activations computed in float.
+        EXPECT_NEAR(tb.ln1_gain[j], ta.ln1_gain[j], 1e-4 * std::abs(ta.ln1_gain[j]) + 1e-7)
+            << "alpha " << alpha << ", layer " << l << ", channel " << j;
+        EXPECT_NEAR(tb.ln2_gain[j], ta.ln2_gain[j], 1e-4 * std::abs(ta.ln2_gain[j]) + 1e-7)
+            << "alpha " << alpha << ", layer " << l << ", channel " << j;
+      }
+    }
+  }
+}
+
 EXERCISE_TEST("quant.smooth_scales", ModelQuant, SmoothQuantBeatsPerTensorW8A8OnOutliers) {
   auto model = kv::load_checkpoint_model(kv::runfile(kCheckpoint));
   ModelQuantOptions o;
