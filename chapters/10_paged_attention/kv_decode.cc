@@ -51,25 +51,15 @@ DecodeRun run_decoding(const StageOptions& o) {
   run.checkpoint = o.checkpoint;
   auto model = load_checkpoint_model(o.checkpoint);
   const train::Config& config = model->config();
-  const train::AdditionTask task(addition_digits(config));
-  Rng rng(2024);
-  std::vector<std::vector<int>> prompts;
-  std::vector<std::int64_t> sums;
   run.sums = o.tour ? 200 : 1000;
-  for (int i = 0; i < run.sums; ++i) {
-    const auto [a, b] = task.sample(rng, train::Split::kValidation);
-    auto tokens = task.encode(a, b);
-    tokens.resize(task.prompt_length());
-    prompts.push_back(tokens);
-    sums.push_back(a + b);
-  }
-  const int answer = task.answer_length();
+  const AdditionProblems problems = held_out_additions(config, run.sums, 2024);
+  const auto& prompts = problems.prompts;
+  const int answer = problems.answer_tokens;
   BlockManager manager(4096, o.block_size);
   PagedKvCache cache(kv_shape_of(config), manager.num_blocks(), o.block_size);
   ModelRunner runner(*model, cache, 512);
   const auto paged = generate_paged(runner, manager, prompts, answer);
-  for (int i = 0; i < run.sums; ++i)
-    run.correct += train::AdditionTask::decode_answer(paged[i].data(), answer) == sums[i];
+  run.correct = problems.count_correct(paged);
   run.paged_equals_full = paged == generate_full_forward(*model, prompts, answer);
   ContiguousKvCache contiguous(kv_shape_of(config), run.sums, config.context);
   ModelRunner contiguous_runner(*model, contiguous.storage(), 512);
@@ -91,6 +81,7 @@ DecodeRun run_decoding(const StageOptions& o) {
   run.long_prompt = o.tour ? 64 : 128;
   run.long_new = o.tour ? 64 : 256;
   std::vector<std::vector<int>> long_prompts(1, std::vector<int>(run.long_prompt));
+  Rng rng(2024);  // the random model's prompt (its own stream since the sums moved to a helper)
   for (int& t : long_prompts[0]) t = static_cast<int>(rng.uniform_int(0, big.vocab_size - 1));
   BlockManager long_manager(256, 16);
   PagedKvCache long_cache(kv_shape_of(big), 256, 16);

@@ -4,8 +4,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "chapters/04_training_baseline/data.h"
 #include "chapters/04_training_baseline/trainer.h"
 #include "common/check.h"
+#include "common/rng.h"
 
 namespace book::kv {
 
@@ -31,6 +33,35 @@ int addition_digits(const train::Config& config) {
                                                             "have 12 tokens and 3·digits + 2 "
                                                             "positions)");
   return digits;
+}
+
+AdditionProblems held_out_additions(const train::Config& config, int count, std::uint64_t seed) {
+  BOOK_CHECK(count >= 1, "held_out_additions: count " << count << " must be at least 1");
+  const train::AdditionTask task(addition_digits(config));
+  Rng rng(seed);
+  AdditionProblems problems;
+  problems.answer_tokens = task.answer_length();
+  for (int i = 0; i < count; ++i) {
+    const auto [a, b] = task.sample(rng, train::Split::kValidation);
+    auto tokens = task.encode(a, b);
+    tokens.resize(task.prompt_length());
+    problems.prompts.push_back(std::move(tokens));
+    problems.sums.push_back(a + b);
+  }
+  return problems;
+}
+
+int AdditionProblems::count_correct(std::span<const std::vector<int>> answers) const {
+  BOOK_CHECK(answers.size() == sums.size(),
+             "count_correct: " << answers.size() << " answers for " << sums.size() << " problems");
+  int correct = 0;
+  for (std::size_t i = 0; i < sums.size(); ++i) {
+    BOOK_CHECK(static_cast<int>(answers[i].size()) >= answer_tokens,
+               "count_correct: answer " << i << " has " << answers[i].size() << " tokens, needs "
+                                        << answer_tokens);
+    correct += train::AdditionTask::decode_answer(answers[i].data(), answer_tokens) == sums[i];
+  }
+  return correct;
 }
 
 std::string runfile(const std::string& path, const std::string& argv0) {

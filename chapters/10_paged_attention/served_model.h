@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "chapters/04_training_baseline/config.h"
 #include "chapters/04_training_baseline/model.h"
@@ -24,6 +26,21 @@ std::unique_ptr<train::Model<float>> random_model(const train::Config& config, s
 /// The digits per operand of an addition model, from its context (3·digits + 2 positions: "a+b="
 /// and the answer but its last digit). Throws book::Error if no digit count fits.
 int addition_digits(const train::Config& config);
+
+/// Held-out addition problems for an addition model: prompts "a+b=" of the validation split
+/// (never trained on) and the sums they ask for. The one grader of chapters 10 and 14.
+struct AdditionProblems {
+  std::vector<std::vector<int>> prompts;  ///< "a+b=" as token ids, prompt_length() each
+  std::vector<std::int64_t> sums;         ///< a + b, one per prompt
+  int answer_tokens = 0;                  ///< tokens of an answer (digits + 1, reversed)
+  /// Answers whose first answer_tokens tokens decode to the sum (AdditionTask::decode_answer).
+  /// Throws book::Error if the counts differ or an answer is too short.
+  int count_correct(std::span<const std::vector<int>> answers) const;
+};
+
+/// `count` problems drawn from the validation split with Rng(seed). Throws book::Error if the
+/// model is not an addition model (addition_digits) or count < 1.
+AdditionProblems held_out_additions(const train::Config& config, int count, std::uint64_t seed);
 
 /// Finds a file that Bazel put in the runfiles of the running binary (a genrule's output listed in
 /// its data), whether it runs under `bazel run`, `bazel test` or from bazel-bin: `path` relative
