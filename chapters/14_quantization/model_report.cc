@@ -194,7 +194,7 @@ ModelQuantReport run_model_quant(const train::Model<float>& base, const ModelQua
           setting));
       options.fp32_threshold = o.fp32_threshold;
       report.rows.push_back(bench.row(w8a8_name(setting.weights, setting.activations) +
-                                          " + LLM.int8 |x|>" + alpha_text(o.fp32_threshold) +
+                                          " + LLM.int8: inputs above " + alpha_text(o.fp32_threshold) +
                                           " in FP32",
                                       weights, options));
     }
@@ -204,7 +204,7 @@ ModelQuantReport run_model_quant(const train::Model<float>& base, const ModelQua
     report.rows.push_back(bench.row(g + " + random 1% inputs FP32", int4, random));
     QuantizeOptions salient;
     salient.fp32_columns = salient_channels(bench.stats(), o.protect_fraction);
-    report.rows.push_back(bench.row(g + " + top-1% |x| inputs FP32", int4, salient));
+    report.rows.push_back(bench.row(g + " + top-1% inputs by mean abs(x) in FP32", int4, salient));
     auto awq_model = clone(bench.model());
     QuantizeOptions awq_options;
     awq_options.divisors = awq(*awq_model, bench.stats(), int4);
