@@ -27,13 +27,13 @@ struct KvBytesRow {
 
 /// One precision's replay in the fixed budget.
 struct KvCapacityRow {
-  std::string precision;  ///< "fp32", "fp16" or "int8"
-  std::int64_t bytes_per_token = 0;
-  std::int64_t budget_tokens = 0;  ///< KV slots the budget buys at these bytes per token
-  int max_running = 0;             ///< most requests in the batch at once
-  double mean_running = 0;         ///< requests in the batch, mean over steps with a queue
-  int steps = 0;                   ///< model steps to serve the whole workload
-  std::int64_t preemptions = 0;    ///< requests evicted mid-decode
+  std::string precision;             ///< "fp32", "fp16" or "int8"
+  std::int64_t bytes_per_token = 0;  ///< 4, 2 or 1 byte per number, keys and values
+  std::int64_t budget_tokens = 0;    ///< KV slots the budget buys at these bytes per token
+  int max_running = 0;               ///< most requests in the batch at once
+  double mean_running = 0;           ///< requests in the batch, mean over steps with a queue
+  int steps = 0;                     ///< model steps to serve the whole workload
+  std::int64_t preemptions = 0;      ///< requests evicted mid-decode
 };
 
 /// Attention output error of the INT8 kernel against FP32 on one kind of data.
