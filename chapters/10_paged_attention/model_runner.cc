@@ -65,7 +65,7 @@ void ModelRunner::check(std::span<const SequenceChunk> chunks) const {
              "ModelRunner::run: the cache holds "
                  << kv_precision_name(cache_.precision())
                  << " keys and values, which this chapter's kernels do not read; give the runner "
-                    "a kernel for them first (use_attention; chapter 14's use_int8_attention)");
+                    "a kernel that does first (ModelRunner::use_attention with an INT8 kernel)");
   std::size_t rows = 0;
   for (std::size_t i = 0; i < chunks.size(); ++i) {
     const SequenceChunk& chunk = chunks[i];
