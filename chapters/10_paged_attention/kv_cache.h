@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "chapters/10_paged_attention/copy_on_write.h"
+#include "chapters/10_paged_attention/kv_precision.h"
 #include "chapters/10_paged_attention/kv_shape.h"
 #include "chapters/10_paged_attention/paged_attention.h"
 #include "common/buffer.h"
@@ -16,37 +17,58 @@ namespace book::kv {
 
 /// The KV cache of one model: for every layer a pool of `num_blocks` blocks, each holding the
 /// keys (and, separately, the values) of `block_size` tokens as [n_head][block_size][head_dim]
-/// floats. Allocated once, at construction: bytes() = num_blocks · block_size ·
-/// kv_bytes_per_token(shape, f32). Which block belongs to whom is the BlockManager's business.
+/// floats (or bytes, for an INT8 cache: kv_precision.h). Allocated once, at construction:
+/// bytes() = num_blocks · block_size · kv_bytes_per_token(shape, precision). Which block belongs
+/// to whom is the BlockManager's business.
 class PagedKvCache {
  public:
-  /// Throws book::Error if the shape is invalid, num_blocks < 1 or block_size < 1.
+  /// An FP32 cache. Throws book::Error if the shape is invalid, num_blocks < 1 or block_size < 1.
   PagedKvCache(const KvShape& shape, int num_blocks, int block_size);
+  /// An INT8 cache with static `scales` (one byte per number). Throws book::Error as the FP32
+  /// one does, or if the scales do not fit the shape or one is not finite and > 0.
+  PagedKvCache(const KvShape& shape, int num_blocks, int block_size, KvInt8Scales scales);
 
-  const KvShape& shape() const { return shape_; }  ///< layers, heads, head_dim
-  int num_blocks() const { return num_blocks_; }   ///< blocks per layer
-  int block_size() const { return block_size_; }   ///< token slots per block
-  /// Bytes of keys and values together.
+  const KvShape& shape() const { return shape_; }       ///< layers, heads, head_dim
+  int num_blocks() const { return num_blocks_; }        ///< blocks per layer
+  int block_size() const { return block_size_; }        ///< token slots per block
+  KvPrecision precision() const { return precision_; }  ///< FP32 or INT8
+  /// Bytes of keys and values together (an INT8 cache's scales not included: scale_bytes()).
   std::size_t bytes() const;
+  /// Bytes of an INT8 cache's scales (kv_int8_scale_bytes); 0 for FP32.
+  std::size_t scale_bytes() const;
+  /// An INT8 cache's scales. Throws book::Error on an FP32 cache.
+  const KvInt8Scales& int8_scales() const;
 
-  /// Layer `layer`'s pools as the attention kernels read them.
+  /// Layer `layer`'s pools as the FP32 attention kernels read them. Throws book::Error on an INT8
+  /// cache (its kernels read layer_int8()).
   LayerKvView layer(int layer) const;
+  /// Layer `layer`'s INT8 pools and scales. Throws book::Error on an FP32 cache.
+  LayerKvInt8View layer_int8(int layer) const;
   /// Writes one token's keys and values of layer `layer` (n_head · head_dim floats each, head h
-  /// at h · head_dim: a row of a qkv projection) into `slot`.
+  /// at h · head_dim: a row of a qkv projection) into `slot`. An INT8 cache quantises them with
+  /// its scales (saturating at ±127), and first throws book::Error, writing nothing, if one is NaN
+  /// or infinite (no code stands for it).
   void write(int layer, const Slot& slot, const float* keys, const float* values);
   /// Copy-on-write: slots [0, copy.tokens) of copy.source into copy.destination, every layer,
   /// keys and values.
   void copy(const BlockCopy& copy);
-  /// Fills every key and value with NaN, so a test sees any slot read before it was written.
+  /// Fills every key and value with NaN (INT8: with −128, a code write() never produces), so a
+  /// test sees any slot read before it was written.
   void poison();
 
  private:
+  std::size_t index(int layer, BlockId block, int head, int slot) const;
   float* at(const AlignedBuffer<float>& pool, int layer, BlockId block, int head, int slot) const;
   void check_slot(const char* who, int layer, const Slot& slot) const;
+  void check_precision(const char* who, KvPrecision want) const;
+  void write_int8(int layer, const Slot& slot, const float* keys, const float* values);
 
   KvShape shape_;
   int num_blocks_, block_size_;
-  AlignedBuffer<float> keys_, values_;  // [layer][block][head][slot][head_dim]
+  KvPrecision precision_ = KvPrecision::kF32;
+  AlignedBuffer<float> keys_, values_;          // FP32: [layer][block][head][slot][head_dim]
+  AlignedBuffer<std::int8_t> keys8_, values8_;  // INT8: the same layout, one byte each
+  KvInt8Scales scales_;                         // INT8: [layer][head]
 };
 
 /// The contiguous baseline: room for `max_sequences` sequences of up to `max_len` tokens each,

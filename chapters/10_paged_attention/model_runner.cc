@@ -61,6 +61,11 @@ ModelRunner::ModelRunner(train::Model<float>& model, PagedKvCache& cache, int ma
 }
 
 void ModelRunner::check(std::span<const SequenceChunk> chunks) const {
+  BOOK_CHECK(cache_.precision() == KvPrecision::kF32 || attention_,
+             "ModelRunner::run: the cache holds "
+                 << kv_precision_name(cache_.precision())
+                 << " keys and values, which this chapter's kernels do not read; give the runner "
+                    "a kernel that does first (ModelRunner::use_attention with an INT8 kernel)");
   std::size_t rows = 0;
   for (std::size_t i = 0; i < chunks.size(); ++i) {
     const SequenceChunk& chunk = chunks[i];
@@ -111,7 +116,9 @@ void ModelRunner::attention(int layer, const float* qkv, float* att_out) {
     cache_.write(layer, {chunk.block_table[p / bs], p % bs}, row + c, row + 2 * c);
     queries_[r] = {row, att_out + static_cast<std::size_t>(r) * c, chunk.block_table, p + 1};
   }
-  if (kernel_ == AttentionKernel::kFast)
+  if (attention_)
+    attention_(cache_, layer, queries_);
+  else if (kernel_ == AttentionKernel::kFast)
     fast_.run(cache_.layer(layer), queries_);
   else
     paged_attention_reference(cache_.layer(layer), queries_);
@@ -147,8 +154,7 @@ std::span<const float> ModelRunner::run(std::span<const SequenceChunk> chunks) {
       };
     train::block_forward_rows(config_, {}, weights_.blocks[layer], rows, stream_.data(),
                               next_stream_.data(), acts_, workspace_, cached,
-                              static_cast<train::TensorParallelComm<float>*>(nullptr),
-                              projections);
+                              static_cast<train::TensorParallelComm<float>*>(nullptr), projections);
     std::swap(stream_, next_stream_);
   }
   // The head only on the rows whose logits were asked for.

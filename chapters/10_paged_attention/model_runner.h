@@ -60,8 +60,8 @@ class ModelRunner {
   /// returns the logits, [rows, vocab] row-major: for each chunk in order, its last token's row,
   /// or all of its tokens' rows when all_logits. Valid until the next run. Throws book::Error
   /// (before touching the cache) if a position reaches the model's context, a table is too short,
-  /// a block is outside the cache, a token is outside the vocabulary, or the new tokens exceed
-  /// max_rows.
+  /// a block is outside the cache, a token is outside the vocabulary, the new tokens exceed
+  /// max_rows, or the cache is INT8 and no attention was given (use_attention).
   std::span<const float> run(std::span<const SequenceChunk> chunks);
 
   /// A block's projection as the caller computes it, for layer `layer`: y [rows, out] = x [rows,
@@ -72,6 +72,15 @@ class ModelRunner {
   /// quantised weights this way); an empty one goes back to the model's FP32 weights. The
   /// embeddings, LayerNorms and the tied head stay the model's FP32 tensors.
   void use_linear(LayerLinear linear) { linear_ = std::move(linear); }
+
+  /// One layer's attention as the caller computes it: out = softmax(q·Kᵀ/√d)·V for every query,
+  /// over layer `layer` of `cache`, after the runner wrote the step's keys and values there.
+  using LayerAttention = std::function<void(const PagedKvCache& cache, int layer,
+                                            std::span<const AttentionQuery> queries)>;
+  /// Runs every layer's attention with `attention` from now on instead of this chapter's kernels:
+  /// how a cache they cannot read is served (an INT8 cache: chapter 14's kernel); an empty one
+  /// goes back to the kernel chosen at construction. run() refuses an INT8 cache without one.
+  void use_attention(LayerAttention attention) { attention_ = std::move(attention); }
 
   const train::Config& config() const { return config_; }  ///< the model's shape
   PagedKvCache& cache() { return cache_; }                 ///< where K and V live
@@ -95,6 +104,7 @@ class ModelRunner {
   std::span<const SequenceChunk> chunks_;
   std::vector<AttentionQuery> queries_;
   LayerLinear linear_;
+  LayerAttention attention_;
 };
 
 }  // namespace book::kv

@@ -18,6 +18,13 @@ Engine::Engine(kv::ModelRunner& runner, kv::BlockManager& blocks, const Schedule
              "Engine: the runner takes " << runner.max_rows() << " rows per step, below the token "
                                          << "budget of " << config.token_budget
                                          << "; make the runner with max_rows >= the budget");
+  // The host arena copies FP32 rows (LayerKvView); an INT8 cache has none to give it.
+  BOOK_CHECK(config.preemption != PreemptionMode::kSwap ||
+                 runner.cache().precision() == kv::KvPrecision::kF32,
+             "Engine: preemption by swap copies FP32 keys and values to the host, but the runner's "
+             "cache is "
+                 << kv::kv_precision_name(runner.cache().precision())
+                 << "; serve it with PreemptionMode::kRecompute");
   if (config.preemption == PreemptionMode::kSwap)
     host_.emplace(runner.cache().shape(), config.host_blocks, runner.cache().block_size());
 }

@@ -68,8 +68,9 @@ class Engine {
 
   /// Serves with `runner` (not owned) and `blocks` (not owned; must describe the runner's cache,
   /// and be empty); with PreemptionMode::kSwap it allocates a host arena of config.host_blocks
-  /// blocks. Throws book::Error if the block pools differ or the runner's max_rows is below the
-  /// token budget.
+  /// blocks. Throws book::Error if the block pools differ, the runner's max_rows is below the
+  /// token budget, or preemption is by swap and the runner's cache is not FP32 (the host arena
+  /// copies FP32 rows; an INT8 cache is served with kRecompute).
   Engine(kv::ModelRunner& runner, kv::BlockManager& blocks, const SchedulerConfig& config);
 
   /// Queues a request; returns its id. Throws book::Error on bad input (the scheduler's checks;
