@@ -27,5 +27,7 @@ void schemes_section(const StageOptions& options);
 /// "Outliers", "SmoothQuant" and "AWQ": chapter 4's model with every scheme and fix, by task
 /// accuracy, KL and top-1 against FP32; SmoothQuant's α on one layer, and its picture.
 void model_section(const StageOptions& options);
+/// "The INT8 KV cache": bytes per token, requests at once, attention error, engine accuracy.
+void kv_section(const StageOptions& options);
 
 }  // namespace book::quant::stage
