@@ -149,6 +149,9 @@ Fp32Gemv::~Fp32Gemv() = default;
 Fp32Gemv::Fp32Gemv(Fp32Gemv&&) noexcept = default;
 Fp32Gemv& Fp32Gemv::operator=(Fp32Gemv&&) noexcept = default;
 int Fp32Gemv::threads() const { return team_->size(); }
+void Fp32Gemv::set_threads(int threads) {
+  team_ = std::make_unique<kv::ThreadTeam>(gemv_threads(threads));
+}
 
 std::size_t Fp32Gemv::bytes_read(int m) const {
   return (static_cast<std::size_t>(rows_) + m) * cols_ * sizeof(float);

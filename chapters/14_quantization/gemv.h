@@ -17,7 +17,9 @@
 /// model), and INT4 re-packed in blocks of 32 values: byte j of a block holds value j in its low
 /// nibble and value j + 16 in its high one (quant.h's order is 2i low, 2i + 1 high), so that one
 /// 16-byte load, a mask and a shift give two runs of 16 consecutive values. The scales and zero
-/// points are kept as quant.h stores them. bytes_read() counts the bytes the kernel reads.
+/// points are kept as quant.h stores them. bytes_read() counts the bytes the kernel reads. The
+/// integers are asked to live on 2 MiB pages (madvise; a server's weights are one big allocation
+/// made once): on 4 KiB pages a 64 MiB matrix costs 16384 TLB misses per pass.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "chapters/14_quantization/quant.h"
+#include "common/buffer.h"
 
 namespace book::kv {
 class ThreadTeam;
@@ -79,6 +82,9 @@ class QuantizedGemv {
   int cols() const { return cols_; }          ///< Inputs.
   GemvPath path() const { return path_; }     ///< The path that runs (never kAuto).
   int threads() const;                        ///< Threads the rows are split over.
+  /// Splits the rows over `threads` from now on (0: every hardware thread). Throws book::Error if
+  /// threads < 0.
+  void set_threads(int threads);
   const Scheme& scheme() const { return scheme_; }  ///< How W was quantised.
   /// Bytes one run() reads: the stored integers (padding included), the scales, the zero points,
   /// and m·cols·4 of x.
@@ -88,7 +94,7 @@ class QuantizedGemv {
   Scheme scheme_;
   int rows_ = 0, cols_ = 0, stride_ = 0;  // stride_: values per stored row, padded
   GemvPath path_ = GemvPath::kPlain;
-  std::vector<std::uint8_t> data_;
+  AlignedBuffer<std::uint8_t, std::size_t{2} << 20> data_;  // on 2 MiB pages where allowed
   std::vector<float> scales_;
   std::vector<std::uint8_t> zeros_;
   std::vector<float> x_padded_, x_sums_;  // per call, kept to avoid reallocating
@@ -115,6 +121,8 @@ class Fp32Gemv {
   int cols() const { return cols_; }       ///< Inputs.
   GemvPath path() const { return path_; }  ///< The path that runs (never kAuto).
   int threads() const;                     ///< Threads the rows are split over.
+  /// Same as QuantizedGemv::set_threads.
+  void set_threads(int threads);
   /// rows·cols·4 bytes of W plus m·cols·4 of x.
   std::size_t bytes_read(int m) const;
 

@@ -25,6 +25,7 @@ inline V vset1(float s) { return _mm256_set1_ps(s); }
 inline V vload(const float* p) { return _mm256_loadu_ps(p); }
 inline V vfma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
 inline V vadd(V a, V b) { return _mm256_add_ps(a, b); }
+inline V vmul(V a, V b) { return _mm256_mul_ps(a, b); }
 inline float vhsum(V a) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -33,6 +34,9 @@ inline float vhsum(V a) {
 }
 inline V widen(__m128i bytes8, bool is_signed) {
   return _mm256_cvtepi32_ps(is_signed ? _mm256_cvtepi8_epi32(bytes8) : _mm256_cvtepu8_epi32(bytes8));
+}
+inline V vbytes(const std::uint8_t* p) {
+  return widen(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)), false);
 }
 inline void decode_int8s(const std::uint8_t* p, V* w) {
   for (int k = 0; k < 4; ++k)

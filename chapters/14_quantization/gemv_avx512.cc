@@ -38,6 +38,7 @@ inline V vset1(float s) { return _mm512_set1_ps(s); }
 inline V vload(const float* p) { return _mm512_loadu_ps(p); }
 inline V vfma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
 inline V vadd(V a, V b) { return _mm512_add_ps(a, b); }
+inline V vmul(V a, V b) { return _mm512_mul_ps(a, b); }
 inline float vhsum(V a) {
   const __m256 half = _mm256_add_ps(_mm512_castps512_ps256(a),
                                     _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
@@ -48,6 +49,9 @@ inline float vhsum(V a) {
 }
 inline __m128i load16(const std::uint8_t* p) {
   return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
+inline V vbytes(const std::uint8_t* p) {
+  return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(load16(p)));
 }
 inline void decode_int8s(const std::uint8_t* p, V* w) {
   w[0] = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(load16(p)));

@@ -1,5 +1,7 @@
 // QuantizedGemv (gemv.h): the weights re-laid once for the kernels, and each call's x padded and
 // summed per group.
+#include <sys/mman.h>
+
 #include <algorithm>
 
 #include "chapters/10_paged_attention/thread_team.h"
@@ -31,7 +33,11 @@ QuantizedGemv::QuantizedGemv(const QuantizedMatrix& w, GemvPath path, int thread
   stride_ = (cols_ + kGemvBlock - 1) / kGemvBlock * kGemvBlock;
   const bool int4 = w.scheme.bits == Bits::kInt4;
   const long row_bytes = int4 ? stride_ / 2 : stride_;
-  data_.assign(static_cast<std::size_t>(rows_) * row_bytes, 0);
+  const std::size_t bytes = static_cast<std::size_t>(rows_) * row_bytes;
+  data_ = decltype(data_)(bytes);
+  // Advice before the first touch; where it is refused the matrix stays on small pages.
+  madvise(data_.data(), (bytes + (std::size_t{2} << 20) - 1) >> 21 << 21, MADV_HUGEPAGE);
+  std::fill_n(data_.data(), bytes, std::uint8_t{0});
   for (int r = 0; r < rows_; ++r) {
     std::uint8_t* out = data_.data() + r * row_bytes;
     const std::uint8_t* in = w.data.data() + static_cast<long>(r) * (int4 ? cols_ / 2 : cols_);
@@ -53,6 +59,9 @@ QuantizedGemv::~QuantizedGemv() = default;
 QuantizedGemv::QuantizedGemv(QuantizedGemv&&) noexcept = default;
 QuantizedGemv& QuantizedGemv::operator=(QuantizedGemv&&) noexcept = default;
 int QuantizedGemv::threads() const { return team_->size(); }
+void QuantizedGemv::set_threads(int threads) {
+  team_ = std::make_unique<kv::ThreadTeam>(gemv_threads(threads));
+}
 
 std::size_t QuantizedGemv::bytes_read(int m) const {
   return data_.size() + scales_.size() * sizeof(float) + zeros_.size() +
