@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "chapters/14_quantization/gemv_cuda_index.h"
 #include "common/rng.h"
 #include "common/testing/expect_error.h"
 #include "tests/14_quantization/gemv_inputs.h"
@@ -177,6 +178,38 @@ TEST(GemvRefusals, SizesMatricesPathsAndThreads) {
   expect_error([&] { Fp32Gemv bad(dense, 0, 64); }, {"0 × 64"});
   Fp32Gemv fp32(dense, 5, 64);
   expect_error([&] { fp32.run(std::vector<float>(65), 1, y); }, {"x of 64", "got 65"});
+}
+
+// The CUDA kernel's index map, checked here where there is no GPU: for every value of every
+// scheme, the byte, nibble and scale it names hold what QuantizedMatrix says is at (row, col).
+TEST(GpuIndexMap, NamesTheByteNibbleAndScaleOfEveryValue) {
+  Rng rng(1408);
+  for (const Bits bits : {Bits::kInt8, Bits::kInt4})
+    for (const Symmetry sym : {Symmetry::kSymmetric, Symmetry::kAsymmetric})
+      for (const Granularity gran :
+           {Granularity::kPerTensor, Granularity::kPerChannel, Granularity::kGroup})
+        for (const int group : {6, 32}) {
+          const QuantizedMatrix w = random_quantized(scheme(bits, sym, gran, group), 7, 96, rng);
+          gpu::GemvDims d;
+          d.rows = w.rows;
+          d.cols = w.cols;
+          d.int4 = bits == Bits::kInt4;
+          d.group_cols = w.group_cols();
+          d.scale_stride = w.groups_per_row();
+          const int offset = d.int4 && sym == Symmetry::kSymmetric ? 8 : 0;
+          for (int r = 0; r < w.rows; ++r)
+            for (int c = 0; c < w.cols; ++c) {
+              const gpu::WeightIndex at = gpu::weight_index(d, r, c);
+              int stored = (w.data[at.byte] >> at.shift) & (d.int4 ? 0x0f : 0xff);
+              if (!d.int4 && sym == Symmetry::kSymmetric) stored = static_cast<std::int8_t>(stored);
+              ASSERT_EQ(stored - offset, w.q(r, c)) << w.scheme.name() << " at " << r << ", " << c;
+              ASSERT_EQ(w.scales[at.scale], w.scale(r, c)) << w.scheme.name();
+              if (!w.zeros.empty()) ASSERT_EQ(w.zeros[at.scale], w.zero(r, c)) << w.scheme.name();
+              if (c % (d.int4 ? 2 : 1) == 0)
+                ASSERT_EQ(gpu::first_col_of_byte(d, at.byte - r * gpu::gemv_row_bytes(d)), c);
+            }
+          EXPECT_EQ(gpu::chunk_in_one_group(d), d.group_cols % (d.int4 ? 32 : 16) == 0);
+        }
 }
 
 }  // namespace
