@@ -45,7 +45,9 @@ using namespace book::quant;
 constexpr int kRows = 16384, kCols = 8192;
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
-int hardware_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+int hardware_threads() {
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 // The FP32 weights, on 2 MiB pages like the quantised ones (gemv.h).
 const AlignedBuffer<float, kHugePage>& fp32_weights() {
@@ -234,14 +236,15 @@ void report(const RepetitionReporter& reporter, const std::map<int, double>& rea
                      fixed(100 * fraction, 0) + "%", have_fp32 ? fixed(speed, 2) + "x" : "-"});
       const bool int8 = row.label == "INT8 per-channel", int4 = row.label == "INT4 g128";
       if (m == 1 && threads == all && have_fp32 && (int8 || int4))
-        targets.push_back(row.label + ": " + fixed(speed, 2) + "x our FP32 GEMV (target >= " +
-                          (int8 ? "1.8" : "3") + "x), " + fixed(100 * fraction, 0) +
-                          "% of the read bandwidth (target >= 70%)");
+        targets.push_back(row.label + ": " + fixed(speed, 2) +
+                          "x our FP32 GEMV (target >= " + (int8 ? "1.8" : "3") + "x), " +
+                          fixed(100 * fraction, 0) + "% of the read bandwidth (target >= 70%)");
     }
   }
-  std::cout << "\n" << kRows << " × " << kCols << " weights (FP32 "
-            << fp32_bytes(0) / (1 << 20) << " MiB); kernel path " << gemv_path_name(best_gemv_path())
-            << " on " << cpu_model() << "; GB/s counts weights + scales + zero points + x; medians "
+  std::cout << "\n"
+            << kRows << " × " << kCols << " weights (FP32 " << fp32_bytes(0) / (1 << 20)
+            << " MiB); kernel path " << gemv_path_name(best_gemv_path()) << " on " << cpu_model()
+            << "; GB/s counts weights + scales + zero points + x; medians "
                "of the repetitions, spread = (slowest − fastest) / median\nread-only bandwidth "
                "(chapter 1's measure_read_bandwidth_gbs, best of 5 passes): ";
   for (const auto& [threads, gbs] : read_gbs)

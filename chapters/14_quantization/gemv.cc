@@ -99,10 +99,10 @@ void gemv_rows_plain(const GemvView& v, const GemvCall& c, int r0, int r1) {
 }
 
 GemvPath resolve(GemvPath path, const char* who) {
-  BOOK_CHECK(gemv_path_available(path),
-             who << ": the " << gemv_path_name(path) << " path needs an instruction set this CPU ("
-                 << cpu_model() << ", " << isa_name(cpu_isa())
-                 << ") lacks; use GemvPath::kAuto or a path it has");
+  BOOK_CHECK(gemv_path_available(path), who << ": the " << gemv_path_name(path)
+                                            << " path needs an instruction set this CPU ("
+                                            << cpu_model() << ", " << isa_name(cpu_isa())
+                                            << ") lacks; use GemvPath::kAuto or a path it has");
   return path == GemvPath::kAuto ? best_gemv_path() : path;
 }
 

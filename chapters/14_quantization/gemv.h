@@ -78,10 +78,10 @@ class QuantizedGemv {
   /// book::Error if m < 1 or the spans do not hold m·cols and m·rows values.
   void run(std::span<const float> x, int m, std::span<float> y);
 
-  int rows() const { return rows_; }          ///< Output channels.
-  int cols() const { return cols_; }          ///< Inputs.
-  GemvPath path() const { return path_; }     ///< The path that runs (never kAuto).
-  int threads() const;                        ///< Threads the rows are split over.
+  int rows() const { return rows_; }       ///< Output channels.
+  int cols() const { return cols_; }       ///< Inputs.
+  GemvPath path() const { return path_; }  ///< The path that runs (never kAuto).
+  int threads() const;                     ///< Threads the rows are split over.
   /// Splits the rows over `threads` from now on (0: every hardware thread). Throws book::Error if
   /// threads < 0.
   void set_threads(int threads);

@@ -33,7 +33,8 @@ inline float vhsum(V a) {
   return _mm_cvtss_f32(s);
 }
 inline V widen(__m128i bytes8, bool is_signed) {
-  return _mm256_cvtepi32_ps(is_signed ? _mm256_cvtepi8_epi32(bytes8) : _mm256_cvtepu8_epi32(bytes8));
+  return _mm256_cvtepi32_ps(is_signed ? _mm256_cvtepi8_epi32(bytes8)
+                                      : _mm256_cvtepu8_epi32(bytes8));
 }
 inline V vbytes(const std::uint8_t* p) {
   return widen(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)), false);

@@ -49,11 +49,11 @@ double median_ms(int repeats, Launch launch) {
   return times[times.size() / 2];
 }
 
-#define BOOK_CUBLAS_CHECK(call)                                                  \
-  do {                                                                           \
-    const cublasStatus_t status_ = (call);                                       \
-    BOOK_CHECK(status_ == CUBLAS_STATUS_SUCCESS,                                 \
-               #call << " failed: " << cublasGetStatusString(status_));          \
+#define BOOK_CUBLAS_CHECK(call)                                         \
+  do {                                                                  \
+    const cublasStatus_t status_ = (call);                              \
+    BOOK_CHECK(status_ == CUBLAS_STATUS_SUCCESS,                        \
+               #call << " failed: " << cublasGetStatusString(status_)); \
   } while (false)
 
 }  // namespace
@@ -90,7 +90,8 @@ void GpuQuantizedGemv::launch() {
   g.dims.cols = cols_;
   g.dims.int4 = int4;
   g.dims.group_cols = scheme_.granularity == Granularity::kGroup ? scheme_.group_size : cols_;
-  g.dims.scale_stride = scheme_.granularity == Granularity::kPerTensor ? 0 : cols_ / g.dims.group_cols;
+  g.dims.scale_stride =
+      scheme_.granularity == Granularity::kPerTensor ? 0 : cols_ / g.dims.group_cols;
   g.is_signed = !int4 && symmetric;
   g.data = data_.data();
   g.scales = scales_.data();
@@ -109,8 +110,7 @@ void GpuQuantizedGemv::run(std::span<const float> x, int m, std::span<float> y) 
   y_.copy_to_host(y);
 }
 
-double GpuQuantizedGemv::time_ms(std::span<const float> x, int m, std::span<float> y,
-                                 int repeats) {
+double GpuQuantizedGemv::time_ms(std::span<const float> x, int m, std::span<float> y, int repeats) {
   run(x, m, y);
   return median_ms(repeats, [&] { launch(); });
 }

@@ -17,7 +17,8 @@ constexpr int kThreads = 256, kRowsPerBlock = kThreads / 32;
 
 __device__ inline float stored_value(const DeviceGemv& g, std::uint8_t byte, int shift) {
   if (g.dims.int4) return static_cast<float>((byte >> shift) & 0x0f);
-  return g.is_signed ? static_cast<float>(static_cast<std::int8_t>(byte)) : static_cast<float>(byte);
+  return g.is_signed ? static_cast<float>(static_cast<std::int8_t>(byte))
+                     : static_cast<float>(byte);
 }
 
 template <int M, bool kChunks>
@@ -51,7 +52,8 @@ __global__ void quantized_gemv_kernel(DeviceGemv g, int t0) {
         } else {
           const float q = stored_value(g, bytes[j], 0) - o;
 #pragma unroll
-          for (int t = 0; t < M; ++t) part[t] += q * __ldg(x + static_cast<long>(t) * d.cols + col0 + j);
+          for (int t = 0; t < M; ++t)
+            part[t] += q * __ldg(x + static_cast<long>(t) * d.cols + col0 + j);
         }
       }
 #pragma unroll
@@ -92,10 +94,14 @@ void launch_quantized_gemv(const DeviceGemv& g) {
   const bool chunks = gemv_row_bytes(g.dims) % 16 == 0 && chunk_in_one_group(g.dims);
   for (int t0 = 0; t0 < g.m;) {
     const int left = g.m - t0;
-    if (left >= 8) launch<8>(g, t0, chunks), t0 += 8;
-    else if (left >= 4) launch<4>(g, t0, chunks), t0 += 4;
-    else if (left >= 2) launch<2>(g, t0, chunks), t0 += 2;
-    else launch<1>(g, t0, chunks), t0 += 1;
+    if (left >= 8)
+      launch<8>(g, t0, chunks), t0 += 8;
+    else if (left >= 4)
+      launch<4>(g, t0, chunks), t0 += 4;
+    else if (left >= 2)
+      launch<2>(g, t0, chunks), t0 += 2;
+    else
+      launch<1>(g, t0, chunks), t0 += 1;
   }
 }
 

@@ -39,7 +39,8 @@ BOOK_GEMV_HD inline WeightIndex weight_index(const GemvDims& d, int row, int col
   WeightIndex at;
   at.byte = static_cast<long>(row) * gemv_row_bytes(d) + (d.int4 ? col / 2 : col);
   at.shift = d.int4 && (col % 2 == 1) ? 4 : 0;
-  at.scale = static_cast<long>(row) * d.scale_stride + (d.scale_stride == 0 ? 0 : col / d.group_cols);
+  at.scale =
+      static_cast<long>(row) * d.scale_stride + (d.scale_stride == 0 ? 0 : col / d.group_cols);
   return at;
 }
 

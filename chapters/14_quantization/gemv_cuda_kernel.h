@@ -11,10 +11,10 @@ namespace book::quant::gpu {
 
 /// A quantised matrix and one call's activations, all in device memory.
 struct DeviceGemv {
-  GemvDims dims;                       ///< shape and layout
-  bool is_signed = true;               ///< INT8 two's complement (symmetric INT8)
-  const std::uint8_t* data = nullptr;  ///< QuantizedMatrix::data
-  const float* scales = nullptr;       ///< QuantizedMatrix::scales
+  GemvDims dims;                        ///< shape and layout
+  bool is_signed = true;                ///< INT8 two's complement (symmetric INT8)
+  const std::uint8_t* data = nullptr;   ///< QuantizedMatrix::data
+  const float* scales = nullptr;        ///< QuantizedMatrix::scales
   const std::uint8_t* zeros = nullptr;  ///< QuantizedMatrix::zeros, or null when symmetric
   float offset = 0;                     ///< symmetric: 8 for INT4 (stored q + 8), else 0
   const float* x = nullptr;             ///< [m][cols]

@@ -12,33 +12,33 @@ namespace book::quant::detail {
 
 /// How a stored value becomes a number before its offset and scale.
 enum class Format {
-  kFp32,        ///< a float, no scale (FP32 baseline)
-  kInt8Signed,  ///< one two's-complement byte
+  kFp32,          ///< a float, no scale (FP32 baseline)
+  kInt8Signed,    ///< one two's-complement byte
   kInt8Unsigned,  ///< one unsigned byte (asymmetric INT8)
   kInt4Blocked,   ///< two a byte in blocks of 32 values: byte j = value j | value (j + 16) << 4
 };
 
 /// A prepared matrix as the kernels read it.
 struct GemvView {
-  Format format = Format::kFp32;  ///< what the bytes hold
-  const std::uint8_t* data = nullptr;  ///< integers, row-major, `stride` values a row
-  const float* fp32 = nullptr;         ///< kFp32: the weights, `stride` floats a row
-  int rows = 0;                        ///< output rows
-  int cols = 0;                        ///< real inputs (x's length)
-  int stride = 0;                      ///< values per stored row (a multiple of 32 but for kFp32)
-  int groups = 1;                      ///< scales per row
-  int group_cols = 0;  ///< values per group (per channel: `stride`; kFp32: cols)
-  int blocks_per_group = 0;  ///< group_cols / 32 (kFp32: the whole blocks of a row)
-  const float* scales = nullptr;       ///< scale(r, g) = scales[r·scale_stride + g]; null: 1
-  int scale_stride = 0;                ///< 0 for one scale per tensor
+  Format format = Format::kFp32;        ///< what the bytes hold
+  const std::uint8_t* data = nullptr;   ///< integers, row-major, `stride` values a row
+  const float* fp32 = nullptr;          ///< kFp32: the weights, `stride` floats a row
+  int rows = 0;                         ///< output rows
+  int cols = 0;                         ///< real inputs (x's length)
+  int stride = 0;                       ///< values per stored row (a multiple of 32 but for kFp32)
+  int groups = 1;                       ///< scales per row
+  int group_cols = 0;                   ///< values per group (per channel: `stride`; kFp32: cols)
+  int blocks_per_group = 0;             ///< group_cols / 32 (kFp32: the whole blocks of a row)
+  const float* scales = nullptr;        ///< scale(r, g) = scales[r·scale_stride + g]; null: 1
+  int scale_stride = 0;                 ///< 0 for one scale per tensor
   const std::uint8_t* zeros = nullptr;  ///< asymmetric: offset(r, g) = zeros[r·scale_stride + g]
   float offset = 0;                     ///< symmetric: the offset of every group (0 or 8)
 };
 
 /// One call's activations and outputs.
 struct GemvCall {
-  const float* x = nullptr;  ///< [m][x_stride]; zero beyond cols when padded
-  int x_stride = 0;          ///< floats between x's rows
+  const float* x = nullptr;       ///< [m][x_stride]; zero beyond cols when padded
+  int x_stride = 0;               ///< floats between x's rows
   const float* x_sums = nullptr;  ///< [m][groups]: Σ x over each group (null when no offsets)
   int m = 0;                      ///< x's rows
   float* y = nullptr;             ///< [m][rows]

@@ -100,7 +100,8 @@ int body(int, char**) {
   Table table({"kernel", "m", "ms (median round)", "spread", "GB/s read", "speed / cuBLAS FP32",
                "speed / cuBLAS FP16"});
   for (const int m : {1, 4, 16}) {
-    std::vector<float> x(static_cast<std::size_t>(m) * kCols), y(static_cast<std::size_t>(m) * kRows);
+    std::vector<float> x(static_cast<std::size_t>(m) * kCols),
+        y(static_cast<std::size_t>(m) * kRows);
     for (float& v : x) v = static_cast<float>(rng.uniform(-1, 1));
     std::map<std::string, std::vector<double>> rounds;
     for (int round = 0; round < kRounds; ++round)
@@ -114,8 +115,10 @@ int body(int, char**) {
                      fixed(fp32_ms / ms, 2) + "x", fixed(fp16_ms / ms, 2) + "x"});
     }
   }
-  std::cout << "\n" << kRows << " × " << kCols << " weights; GB/s counts weights + scales + zero "
-            << "points + x\n\n" << table.markdown();
+  std::cout << "\n"
+            << kRows << " × " << kCols << " weights; GB/s counts weights + scales + zero "
+            << "points + x\n\n"
+            << table.markdown();
   return 0;
 }
 

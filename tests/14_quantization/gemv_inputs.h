@@ -35,8 +35,9 @@ inline QuantizedMatrix random_quantized(const Scheme& scheme, int rows, int cols
       byte = static_cast<std::uint8_t>(symmetric ? rng.uniform_int(-127, 127)
                                                  : rng.uniform_int(0, 255));
   }
-  const std::size_t scales = scheme.granularity == Granularity::kPerTensor ? 1
-                             : static_cast<std::size_t>(rows) * w.groups_per_row();
+  const std::size_t scales = scheme.granularity == Granularity::kPerTensor
+                                 ? 1
+                                 : static_cast<std::size_t>(rows) * w.groups_per_row();
   for (std::size_t i = 0; i < scales; ++i) {
     w.scales.push_back(static_cast<float>(rng.uniform(0.005, 0.05)));
     if (!symmetric) w.zeros.push_back(static_cast<std::uint8_t>(rng.uniform_int(0, qmax(scheme))));
@@ -66,9 +67,8 @@ inline Reference reference_gemv(const QuantizedMatrix& w, const std::vector<floa
   dequantize(w, dense);
   Reference ref{std::vector<double>(static_cast<std::size_t>(m) * w.rows),
                 std::vector<double>(static_cast<std::size_t>(m) * w.rows)};
-  const int offset = w.scheme.bits == Bits::kInt4 && w.scheme.symmetry == Symmetry::kSymmetric
-                         ? 8
-                         : 0;
+  const int offset =
+      w.scheme.bits == Bits::kInt4 && w.scheme.symmetry == Symmetry::kSymmetric ? 8 : 0;
   for (int t = 0; t < m; ++t)
     for (int r = 0; r < w.rows; ++r) {
       double sum = 0, magnitude = 0;

@@ -46,8 +46,8 @@ void expect_matches(const QuantizedMatrix& w, GemvPath path, int m, int threads,
   const testing::Reference ref = reference_gemv(w, x, m);
   for (std::size_t i = 0; i < y.size(); ++i)
     ASSERT_NEAR(y[i], ref.y[i], ref.bound[i])
-        << w.scheme.name() << " " << w.rows << " × " << w.cols << ", path "
-        << gemv_path_name(path) << ", m " << m << ", threads " << threads << ", output " << i;
+        << w.scheme.name() << " " << w.rows << " × " << w.cols << ", path " << gemv_path_name(path)
+        << ", m " << m << ", threads " << threads << ", output " << i;
 }
 
 TEST(QuantizedGemv, EverySchemeOnEveryPathMatchesTheDequantisedReference) {
@@ -87,9 +87,8 @@ TEST(QuantizedGemv, GroupsOf64And128OnEveryPath) {
 
 TEST(QuantizedGemv, ThreadCountDoesNotChangeABit) {
   Rng rng(1403);
-  const QuantizedMatrix w =
-      random_quantized(scheme(Bits::kInt4, Symmetry::kAsymmetric, Granularity::kGroup, 64), 75,
-                       256, rng);
+  const QuantizedMatrix w = random_quantized(
+      scheme(Bits::kInt4, Symmetry::kAsymmetric, Granularity::kGroup, 64), 75, 256, rng);
   for (GemvPath path : paths_here())
     for (const int m : {1, 6}) {
       const std::vector<float> x = random_x(static_cast<std::size_t>(m) * w.cols, rng);
@@ -103,9 +102,8 @@ TEST(QuantizedGemv, ThreadCountDoesNotChangeABit) {
 
 TEST(QuantizedGemv, GroupsThatAreNotBlocksRunPlainOrAreRefused) {
   Rng rng(1404);
-  const QuantizedMatrix w =
-      random_quantized(scheme(Bits::kInt4, Symmetry::kAsymmetric, Granularity::kGroup, 6), 9, 96,
-                       rng);
+  const QuantizedMatrix w = random_quantized(
+      scheme(Bits::kInt4, Symmetry::kAsymmetric, Granularity::kGroup, 6), 9, 96, rng);
   QuantizedGemv automatic(w);
   EXPECT_EQ(automatic.path(), GemvPath::kPlain);
   expect_matches(w, GemvPath::kPlain, 3, 2, rng);
@@ -116,15 +114,13 @@ TEST(QuantizedGemv, GroupsThatAreNotBlocksRunPlainOrAreRefused) {
 
 TEST(QuantizedGemv, BytesReadCountsIntegersScalesZerosAndX) {
   Rng rng(1405);
-  const QuantizedMatrix w =
-      random_quantized(scheme(Bits::kInt4, Symmetry::kAsymmetric, Granularity::kGroup, 128), 8,
-                       256, rng);
+  const QuantizedMatrix w = random_quantized(
+      scheme(Bits::kInt4, Symmetry::kAsymmetric, Granularity::kGroup, 128), 8, 256, rng);
   const QuantizedGemv gemv(w);
   EXPECT_EQ(gemv.bytes_read(1), w.bytes() + 256 * 4);
   EXPECT_EQ(gemv.bytes_read(4), w.bytes() + 4 * 256 * 4);
-  const QuantizedMatrix padded =
-      random_quantized(scheme(Bits::kInt8, Symmetry::kSymmetric, Granularity::kPerChannel), 3, 40,
-                       rng);
+  const QuantizedMatrix padded = random_quantized(
+      scheme(Bits::kInt8, Symmetry::kSymmetric, Granularity::kPerChannel), 3, 40, rng);
   EXPECT_EQ(QuantizedGemv(padded).bytes_read(1), 3 * 64 + 3 * 4 + 40 * 4u)
       << "rows padded to 64 values are read whole";
 }
@@ -157,9 +153,8 @@ TEST(Fp32Gemv, MatchesDoubleOnEveryPath) {
 
 TEST(GemvRefusals, SizesMatricesPathsAndThreads) {
   Rng rng(1407);
-  const QuantizedMatrix w =
-      random_quantized(scheme(Bits::kInt8, Symmetry::kSymmetric, Granularity::kPerChannel), 5, 64,
-                       rng);
+  const QuantizedMatrix w = random_quantized(
+      scheme(Bits::kInt8, Symmetry::kSymmetric, Granularity::kPerChannel), 5, 64, rng);
   QuantizedGemv gemv(w);
   std::vector<float> x(64), y(5);
   expect_error([&] { gemv.run(std::vector<float>(63), 1, y); }, {"x of 64", "got 63"});

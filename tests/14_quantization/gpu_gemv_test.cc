@@ -83,8 +83,8 @@ TEST(GpuCublasGemv, Fp32AndFp16PeersMatchDouble) {
 TEST(GpuGemvRefusals, SizesAndMatrices) {
   BOOK_REQUIRE_GPU();
   Rng rng(1433);
-  QuantizedMatrix w = random_quantized(
-      {Bits::kInt4, Symmetry::kSymmetric, Granularity::kGroup, 32}, 5, 64, rng);
+  QuantizedMatrix w =
+      random_quantized({Bits::kInt4, Symmetry::kSymmetric, Granularity::kGroup, 32}, 5, 64, rng);
   GpuQuantizedGemv gemv(w);
   std::vector<float> x(64), y(5), short_y(4);
   expect_error([&] { gemv.run(std::vector<float>(63), 1, y); }, {"x of 64", "got 63"});
