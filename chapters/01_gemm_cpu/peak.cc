@@ -3,6 +3,7 @@
 #include "chapters/01_gemm_cpu/peak.h"
 
 #include <immintrin.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <barrier>
@@ -124,6 +125,41 @@ double measure_triad_bandwidth_gbs(int threads) {
     best = std::max(best, 12.0 * static_cast<double>(n) / seconds * 1e-9);
   }
   g_sink = a[n / 2];
+  return best;
+}
+
+double measure_read_bandwidth_gbs(int threads) {
+  BOOK_CHECK(threads >= 1, "measure_read_bandwidth_gbs: threads must be >= 1, got " << threads);
+  const std::size_t n = std::size_t{1} << 27;  // 512 MiB of floats
+  // On 2 MiB pages where the kernel allows it (a reader of big weights asks for them too), so
+  // that TLB misses do not lower the ceiling.
+  AlignedBuffer<float, std::size_t{2} << 20> a(n);
+  madvise(a.data(), n * sizeof(float), MADV_HUGEPAGE);
+  // Parts of whole 64-float runs (the loop's step), so every part starts on a cache line.
+  auto range = [&](int t) {
+    return std::pair{n / 64 * t / threads * 64, n / 64 * (t + 1) / threads * 64};
+  };
+  run_together(threads, [&](int t) {  // first touch by the reading thread
+    auto [lo, hi] = range(t);
+    for (std::size_t i = lo; i < hi; ++i) a[i] = 1.0f;
+  });
+  std::vector<float> sums(threads);
+  double best = 0;
+  for (int trial = 0; trial < 5; ++trial) {
+    const double seconds = run_together(threads, [&](int t) {
+      auto [lo, hi] = range(t);
+      const float* p = a.data();
+      __m256 acc[8];
+      for (auto& v : acc) v = _mm256_setzero_ps();
+      for (std::size_t i = lo; i < hi; i += 64)
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) acc[k] = _mm256_add_ps(acc[k], _mm256_load_ps(p + i + 8 * k));
+      for (int k = 1; k < 8; ++k) acc[0] = _mm256_add_ps(acc[0], acc[k]);
+      sums[t] = _mm256_cvtss_f32(acc[0]);
+    });
+    best = std::max(best, 4.0 * static_cast<double>(n) / seconds * 1e-9);
+  }
+  g_sink = sums[0];
   return best;
 }
 

@@ -21,4 +21,12 @@ double measure_fp32_peak_gflops_avx512(int threads);
 /// `threads` must be >= 1.
 double measure_triad_bandwidth_gbs(int threads);
 
+/// Read-only streaming bandwidth: a sum over one 512 MiB array (16 times a 32 MiB L3; on 2 MiB
+/// pages where the kernel allows), split in
+/// contiguous parts over `threads` threads, eight independent AVX2 accumulators each; the best of
+/// 5 passes, in GB/s (1e9 bytes per second) of bytes read. The ceiling of a kernel that only
+/// reads, such as a GEMV (chapter 14), whose rate the triad's mix of 2 reads and 1 write
+/// understates or overstates depending on the machine. `threads` must be >= 1.
+double measure_read_bandwidth_gbs(int threads);
+
 }  // namespace book::gemm

@@ -93,6 +93,7 @@ TEST(StageCheck, CloseToAcceptsRoundingAndRejectsErrorsNanAndSizes) {
 TEST(PeakArguments, RejectsNonPositiveThreads) {
   expect_error([] { measure_fp32_peak_gflops(0); }, "threads must be >= 1");
   expect_error([] { measure_triad_bandwidth_gbs(-2); }, "threads must be >= 1");
+  expect_error([] { measure_read_bandwidth_gbs(0); }, "threads must be >= 1");
 }
 
 TEST(LadderOptions, DefaultsTourBigAndSizes) {
