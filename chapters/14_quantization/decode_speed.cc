@@ -119,7 +119,7 @@ std::vector<DecodeSpeedRow> decode_speed(const DecodeSpeedOptions& o, const Line
     for (int t = 0; t < o.prompt; ++t)
       p.push_back(static_cast<int>(rng.uniform_int(0, o.vocab - 1)));
   const Scheme int8{Bits::kInt8, Symmetry::kSymmetric, Granularity::kPerChannel};
-  const Scheme int4{Bits::kInt4, Symmetry::kSymmetric, Granularity::kGroup, 32};
+  const Scheme int4{Bits::kInt4, Symmetry::kSymmetric, Granularity::kGroup, o.int4_group};
   const QuantizedModel q8 = quantize_model(*model, int8);
   const QuantizedModel q4 = quantize_model(*model, int4);
   const std::size_t head = 4 * static_cast<std::size_t>(o.vocab) * o.d_model;
@@ -130,7 +130,7 @@ std::vector<DecodeSpeedRow> decode_speed(const DecodeSpeedOptions& o, const Line
              0,
              {}};
   rows[1] = {"INT8 per-channel", q8.block_bits_per_weight(), q8.block_bytes() + head, 0, {}};
-  rows[2] = {"INT4 g32", q4.block_bits_per_weight(), q4.block_bytes() + head, 0, {}};
+  rows[2] = {"INT4 g" + std::to_string(o.int4_group), q4.block_bits_per_weight(), q4.block_bytes() + head, 0, {}};
   const kv::ModelRunner::LayerLinear linears[3] = {
       fp32_kernel ? fp32_linear(*model, fp32_kernel) : kv::ModelRunner::LayerLinear{},
       serve(q8, config, kernel), serve(q4, config, kernel)};

@@ -31,12 +31,13 @@ struct DecodeSpeedOptions {
   int prompt = 16;          ///< prompt tokens each
   int new_tokens = 8;       ///< tokens each generates
   int repetitions = 3;      ///< interleaved: FP32, INT8, INT4, FP32, …
+  int int4_group = 128;     ///< the INT4 rows' group size (AWQ's and GPTQ's usual 128)
   std::uint64_t seed = 14;  ///< weights and prompts
 };
 
 /// One weight format's decode speed.
 struct DecodeSpeedRow {
-  std::string weights;                    ///< "FP32", "INT8 per-channel", "INT4 g32"
+  std::string weights;                    ///< "FP32", "INT8 per-channel", "INT4 g128"
   double bits_per_weight = 32;            ///< of the block projections, scales included
   std::size_t bytes_per_step = 0;         ///< weights a decode step reads: block projections + head
   double bytes_per_token = 0;             ///< bytes_per_step / requests decoding in the step

@@ -26,6 +26,7 @@ int body(int argc, char** argv) {
   schemes_section(options);
   model_section(options);
   kv_section(options);
+  decode_section(options);
   if (options.tour)
     std::cout << "tour-config: 14 | quantize --tour: 256² random matrix (the full run: 1024²)\n";
   return 0;

@@ -29,5 +29,8 @@ void schemes_section(const StageOptions& options);
 void model_section(const StageOptions& options);
 /// "The INT8 KV cache": bytes per token, requests at once, attention error, engine accuracy.
 void kv_section(const StageOptions& options);
+/// "Decode speed through the engine": FP32, INT8 and INT4 weights on the fast kernels, tokens/s and
+/// bytes per token; the addition model's accuracy through the engine.
+void decode_section(const StageOptions& options);
 
 }  // namespace book::quant::stage
