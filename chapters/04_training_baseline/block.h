@@ -98,7 +98,7 @@ enum class Projection { kQkv, kOut, kFc, kProj };
 
 /// One of a block's projections as the caller computes it: y [rows, out] = x [rows, in] · W + b
 /// for the projection `which` (in and out as BlockTensors gives them), overwriting y. An
-/// inference engine that keeps its weights in another format (chapter 14's quantised weights)
+/// inference engine that keeps its weights in another format (quantised, say)
 /// supplies it; empty: linear_forward on the block's own tensors. Whole blocks only (one device).
 template <typename T>
 using LinearCore = std::function<void(Projection which, const T* x, int rows, T* y)>;
