@@ -7,8 +7,8 @@
 /// collective in the book is typed by them, and a DType entry would promise every switch on DType
 /// (chapter 3's collectives among them) an FP8 path that nothing needs.
 ///
-/// The bit-level rounding lives in common/float16.h and common/float8.h; this header gives it types, so a BF16 value
-/// cannot be mistaken for an FP16 one or for a plain `uint16_t`.
+/// The bit-level rounding lives in common/float16.h and common/float8.h; this header gives it
+/// types, so a BF16 value cannot be mistaken for an FP16 one or for a plain `uint16_t`.
 #pragma once
 
 #include <cstddef>

@@ -41,8 +41,8 @@ std::uint8_t reference(const Format& f, float x, Saturate saturate) {
   for (int p = 0; p <= f.max_finite; ++p)
     if (f.decode(static_cast<std::uint8_t>(p)) <= v) best = p;
   const double below = f.decode(static_cast<std::uint8_t>(best));
-  const double above = best == f.max_finite ? f.next_after_max
-                                            : f.decode(static_cast<std::uint8_t>(best + 1));
+  const double above =
+      best == f.max_finite ? f.next_after_max : f.decode(static_cast<std::uint8_t>(best + 1));
   int pick = best;
   if (v - below > above - v || (v - below == above - v && (best & 1))) pick = best + 1;
   if (pick > f.max_finite) pick = saturate == Saturate::kYes ? f.max_finite : f.overflow;
@@ -154,12 +154,12 @@ TEST(Fp8Known, E4M3) {
   EXPECT_EQ(float_to_fp8_e4m3(0.001953125f, Saturate::kNo), 0x01);
   EXPECT_EQ(float_to_fp8_e4m3(1.0625f, Saturate::kNo), 0x38);  // tie between 1 and 1.125: even
   EXPECT_EQ(float_to_fp8_e4m3(1.1875f, Saturate::kNo), 0x3a);  // tie 1.125 | 1.25: 1.25 (even)
-  EXPECT_EQ(float_to_fp8_e4m3(0.3f, Saturate::kNo), 0x2a);     // 0.3 ≈ 1.2 · 2^-2 → 1.25 · 2^-2
+  EXPECT_EQ(float_to_fp8_e4m3(0.3f, Saturate::kNo), 0x2a);  // 0.3 ≈ 1.2 · 2^-2 → 1.25 · 2^-2
 }
 
 TEST(Fp8Known, E5M2) {
   EXPECT_EQ(fp8_e5m2_to_float(0x7b), 57344.0f);
-  EXPECT_EQ(fp8_e5m2_to_float(0x04), 6.103515625e-05f);     // 2^-14, smallest normal
+  EXPECT_EQ(fp8_e5m2_to_float(0x04), 6.103515625e-05f);    // 2^-14, smallest normal
   EXPECT_EQ(fp8_e5m2_to_float(0x01), 1.52587890625e-05f);  // 2^-16, smallest subnormal
   EXPECT_EQ(fp8_e5m2_to_float(0x3c), 1.0f);
   EXPECT_EQ(fp8_e5m2_to_float(0x7c), std::numeric_limits<float>::infinity());
