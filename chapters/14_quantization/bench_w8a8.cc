@@ -160,10 +160,26 @@ void Shapes(benchmark::internal::Benchmark* b) {
     for (const int m : kTokens)
       for (const int threads : thread_counts()) b->Args({m, size, threads});
 }
-BENCHMARK(BM_OursSums)->Apply(Shapes)->ArgNames({"m", "nk", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_OneDnnSums)->Apply(Shapes)->ArgNames({"m", "nk", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_OursLinear)->Apply(Shapes)->ArgNames({"m", "nk", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Sgemm)->Apply(Shapes)->ArgNames({"m", "nk", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_OursSums)
+    ->Apply(Shapes)
+    ->ArgNames({"m", "nk", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_OneDnnSums)
+    ->Apply(Shapes)
+    ->ArgNames({"m", "nk", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_OursLinear)
+    ->Apply(Shapes)
+    ->ArgNames({"m", "nk", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_Sgemm)
+    ->Apply(Shapes)
+    ->ArgNames({"m", "nk", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // Our sums equal oneDNN's on every shape: a peer that computes something else is no peer.
 void check_against_onednn() {
@@ -174,9 +190,8 @@ void check_against_onednn() {
       std::vector<std::int32_t> ours(static_cast<std::size_t>(m) * size), theirs(ours.size());
       w8a8_accumulate(x, *layer(size).packed, ours);
       onednn(m, size).run(x.q, theirs);
-      BOOK_CHECK(ours == theirs, "bench_w8a8: our int32 sums differ from oneDNN's at m " << m
-                                                                                      << ", n = k "
-                                                                                      << size);
+      BOOK_CHECK(ours == theirs, "bench_w8a8: our int32 sums differ from oneDNN's at m "
+                                     << m << ", n = k " << size);
     }
   std::cout << "checked: our int32 sums equal oneDNN's on every shape\n";
 }
@@ -191,8 +206,9 @@ std::string torch_note;
 
 std::optional<fs::path> find_script(const std::string& argv0) {
   const std::string name = "w8a8_torch_peer.py";
-  for (const fs::path& p : {fs::path("chapters/14_quantization") / name,
-                            fs::path(argv0 + ".runfiles/llm_infra_book/chapters/14_quantization") / name})
+  for (const fs::path& p :
+       {fs::path("chapters/14_quantization") / name,
+        fs::path(argv0 + ".runfiles/llm_infra_book/chapters/14_quantization") / name})
     if (fs::exists(p)) return fs::absolute(p);
   return std::nullopt;
 }
@@ -251,14 +267,15 @@ void print_table(const book::RepetitionReporter& reporter) {
         const auto t = torch_results.find({m, size, threads});
         const bool has_torch = t != torch_results.end() && has_lin;
         table.add_row(
-            {std::to_string(m), std::to_string(size), std::to_string(threads),
-             book::fixed(ours, 3), book::spread_text(ours_s),
-             has_dnnl ? book::fixed(dnnl, 3) : "-", has_dnnl ? book::spread_text(dnnl_s) : "-",
+            {std::to_string(m), std::to_string(size), std::to_string(threads), book::fixed(ours, 3),
+             book::spread_text(ours_s), has_dnnl ? book::fixed(dnnl, 3) : "-",
+             has_dnnl ? book::spread_text(dnnl_s) : "-",
              has_dnnl ? book::fixed(dnnl / ours, 2) + "x" : "-",
              has_lin ? book::fixed(lin, 3) : "-", has_lin ? book::spread_text(lin_s) : "-",
              has_torch ? book::fixed(t->second.ms, 3) + " (" + t->second.engine + ")" : "-",
              has_torch ? book::fixed(t->second.ms / lin, 2) + "x" : "-",
-             has_sg ? book::fixed(sg, 3) : "-", has_sg && has_lin ? book::fixed(sg / lin, 2) + "x" : "-"});
+             has_sg ? book::fixed(sg, 3) : "-",
+             has_sg && has_lin ? book::fixed(sg / lin, 2) + "x" : "-"});
       }
   std::cout << "\n" << table.markdown();
   std::cout << "\nours vs X = X's time / ours (above 1: ours is faster). s32: the integer GEMM "
@@ -273,8 +290,8 @@ void print_table(const book::RepetitionReporter& reporter) {
 int bench_main(int argc, char** argv) {
   book::BenchArgs args(argc, argv);
   book::init_benchmark(&args.argc(), args.argv());
-  std::cout << "CPU: " << book::cpu_model() << "; our kernel: "
-            << w8a8_kernel_name(best_w8a8_kernel()) << "\n"
+  std::cout << "CPU: " << book::cpu_model()
+            << "; our kernel: " << w8a8_kernel_name(best_w8a8_kernel()) << "\n"
             << "peer: " << onednn_description() << "\n";
   check_against_onednn();
   const OneDnnInt8Matmul& probe = onednn(64, kSizes[0]);

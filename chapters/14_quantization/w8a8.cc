@@ -56,16 +56,25 @@ void quantize_activations(std::span<const float> x, int tokens, int cols, W8A8Ac
   out.cols = cols;
   out.q.resize(n);
   out.scales.resize(tokens);
+  const bool avx2 = cpu_isa() >= Isa::kAvx2;
   for (int t = 0; t < tokens; ++t) {
     const float* row = x.data() + static_cast<std::size_t>(t) * cols;
+    std::int8_t* q = out.q.data() + static_cast<std::size_t>(t) * cols;
     float absmax = 0;
-    for (int k = 0; k < cols; ++k) absmax = std::max(absmax, std::abs(row[k]));
+    if (avx2) {
+      absmax = detail::absmax_avx2(row, cols);
+    } else {
+      for (int k = 0; k < cols; ++k) absmax = std::max(absmax, std::abs(row[k]));
+    }
     const float s = absmax > 0 ? absmax / 127.0f : 1.0f;
     out.scales[t] = s;
-    // Multiplying by the reciprocal would be faster but can round a value to 128 at the edge;
-    // dividing keeps |x / s| <= 127 exactly as quant.h's weights do.
-    std::int8_t* q = out.q.data() + static_cast<std::size_t>(t) * cols;
-    for (int k = 0; k < cols; ++k) q[k] = static_cast<std::int8_t>(std::lround(row[k] / s));
+    // Dividing (not multiplying by 1 / s, which can round a value to 128 at the edge) keeps
+    // |x / s| <= 127 as quant.h's weights do; the AVX2 row rounds exactly like std::lround.
+    if (avx2) {
+      detail::quantize_row_avx2(row, cols, s, q);
+    } else {
+      for (int k = 0; k < cols; ++k) q[k] = static_cast<std::int8_t>(std::lround(row[k] / s));
+    }
   }
 }
 
@@ -141,11 +150,12 @@ void run_blocks(const W8A8Activations& x, const W8A8Weights& w, std::int32_t* ac
       std::int32_t* c = acc ? acc + static_cast<std::size_t>(b) * block_n : scratch.data();
       const int ldc = acc ? w.rows() : block_n;
       if (w.kernel() == W8A8Kernel::kAvx512Vnni)
-        detail::vnni_block(s.vnni.data(), x.tokens, detail::round_up(x.cols, 4), w.packed().data(),
-                           w.correction().data(), w.rows(), b, c, ldc);
-      else
-        detail::avx2_block(s.avx2.data(), x.tokens, detail::round_up(x.cols, 2), w.packed().data(),
+        detail::vnni_block(s.vnni.data(), detail::vnni_stride(x.cols), x.tokens,
+                           detail::round_up(x.cols, 4), w.packed().data(), w.correction().data(),
                            w.rows(), b, c, ldc);
+      else
+        detail::avx2_block(s.avx2.data(), detail::avx2_stride(x.cols), x.tokens,
+                           detail::round_up(x.cols, 2), w.packed().data(), w.rows(), b, c, ldc);
       done(b * block_n, std::min(block_n, w.rows() - b * block_n), c, ldc);
     }
   });
@@ -187,12 +197,17 @@ void w8a8_gemm(const W8A8Activations& x, const W8A8Weights& w, std::span<const f
   // Scales: (s_x · s_w) · float(acc), then + bias, in float (w8a8.h states the bound).
   const auto epilogue = [&](int n0, int count, const std::int32_t* c, int ldc) {
     for (int t = 0; t < x.tokens; ++t) {
-      float* out = y.data() + static_cast<std::size_t>(t) * n + n0;
-      const std::int32_t* sums = c + static_cast<std::size_t>(t) * ldc;
+      float* __restrict out = y.data() + static_cast<std::size_t>(t) * n + n0;
+      const std::int32_t* __restrict sums = c + static_cast<std::size_t>(t) * ldc;
+      const float* __restrict scales = sw.data() + n0;
       const float st = x.scales[t];
-      for (int j = 0; j < count; ++j)
-        out[j] =
-            st * sw[n0 + j] * static_cast<float>(sums[j]) + (bias.empty() ? 0.0f : bias[n0 + j]);
+      if (bias.empty()) {
+        for (int j = 0; j < count; ++j) out[j] = st * scales[j] * static_cast<float>(sums[j]);
+      } else {
+        const float* __restrict b = bias.data() + n0;
+        for (int j = 0; j < count; ++j)
+          out[j] = st * scales[j] * static_cast<float>(sums[j]) + b[j];
+      }
     }
   };
   if (w.kernel() == W8A8Kernel::kReference) {

@@ -41,8 +41,10 @@ bool w8a8_kernel_available(W8A8Kernel kernel);
 /// The fastest kernel this CPU runs.
 W8A8Kernel best_w8a8_kernel();
 
-/// The largest reduction length the int32 sums are exact for: 255 · 127 · 65536 < 2^31 (the
-/// VNNI kernel's unsigned activations reach 255).
+/// The largest reduction length the book accepts: 127 · 127 · 65536 < 2^30, so every partial sum
+/// of the reference fits in int32, and the kernels, whose int32 adds wrap rather than saturate
+/// (vpdpbusd, vpaddd), reach the same exact sum even where their offset partial sums (VNNI's
+/// unsigned activations reach 255) pass 2^31 on the way.
 inline constexpr int kW8A8MaxCols = 65536;
 
 /// Activations quantised per token: symmetric INT8, s_x[t] = max_k |x[t][k]| / 127 (1 for an

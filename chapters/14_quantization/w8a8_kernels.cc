@@ -8,6 +8,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #define BOOK_W8A8_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
@@ -30,10 +31,13 @@ std::int32_t load_i32(const void* p) {
 }
 
 // M tokens × 64 channels over `steps` groups of 4 reduction values, added to the partial sums in
-// c (the caller starts them at −correction, the unsigned activations' offset).
+// c (the caller starts them at −correction, the unsigned activations' offset). `next`, unless
+// null, is the next chunk's weights, fetched into L1 while this one computes: the first pass
+// over a chunk would otherwise wait on memory for every step.
 template <int M>
-BOOK_W8A8_VNNI BOOK_W8A8_TILE void vnni_tile(const std::uint8_t* a, int lda, const std::int8_t* b, int steps,
-                              std::int32_t* c, int ldc, const __mmask16* mask) {
+BOOK_W8A8_VNNI BOOK_W8A8_TILE void vnni_tile(const std::uint8_t* a, int lda, const std::int8_t* b,
+                                             int steps, std::int32_t* c, int ldc,
+                                             const __mmask16* mask, const std::int8_t* next) {
   __m512i acc[M][4];  // every loop over it fully unrolled, so that it lives in registers
 #pragma GCC unroll 6
   for (int i = 0; i < M; ++i)
@@ -43,6 +47,10 @@ BOOK_W8A8_VNNI BOOK_W8A8_TILE void vnni_tile(const std::uint8_t* a, int lda, con
     const std::int8_t* bs = b + 256 * s;
     const __m512i b0 = _mm512_loadu_si512(bs), b1 = _mm512_loadu_si512(bs + 64);
     const __m512i b2 = _mm512_loadu_si512(bs + 128), b3 = _mm512_loadu_si512(bs + 192);
+    if (next) {
+      for (int line = 0; line < 256; line += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(next + 256 * s + line), _MM_HINT_T0);
+    }
 #pragma GCC unroll 6
     for (int i = 0; i < M; ++i) {
       const __m512i x = _mm512_set1_epi32(load_i32(a + i * lda + 4 * s));
@@ -59,21 +67,29 @@ BOOK_W8A8_VNNI BOOK_W8A8_TILE void vnni_tile(const std::uint8_t* a, int lda, con
 }
 
 BOOK_W8A8_VNNI void vnni_rows(int rows, const std::uint8_t* a, int lda, const std::int8_t* b,
-                              int steps, std::int32_t* c, int ldc, const __mmask16* mask) {
+                              int steps, std::int32_t* c, int ldc, const __mmask16* mask,
+                              const std::int8_t* next) {
   switch (rows) {
-    case 1: return vnni_tile<1>(a, lda, b, steps, c, ldc, mask);
-    case 2: return vnni_tile<2>(a, lda, b, steps, c, ldc, mask);
-    case 3: return vnni_tile<3>(a, lda, b, steps, c, ldc, mask);
-    case 4: return vnni_tile<4>(a, lda, b, steps, c, ldc, mask);
-    case 5: return vnni_tile<5>(a, lda, b, steps, c, ldc, mask);
-    default: return vnni_tile<6>(a, lda, b, steps, c, ldc, mask);
+    case 1:
+      return vnni_tile<1>(a, lda, b, steps, c, ldc, mask, next);
+    case 2:
+      return vnni_tile<2>(a, lda, b, steps, c, ldc, mask, next);
+    case 3:
+      return vnni_tile<3>(a, lda, b, steps, c, ldc, mask, next);
+    case 4:
+      return vnni_tile<4>(a, lda, b, steps, c, ldc, mask, next);
+    case 5:
+      return vnni_tile<5>(a, lda, b, steps, c, ldc, mask, next);
+    default:
+      return vnni_tile<6>(a, lda, b, steps, c, ldc, mask, next);
   }
 }
 
 // M tokens × 16 channels over `steps` pairs of reduction values.
 template <int M>
-BOOK_W8A8_AVX2 BOOK_W8A8_TILE void avx2_tile(const std::int16_t* a, int lda, const std::int8_t* b, int steps,
-                              std::int32_t* c, int ldc, __m256i mask0, __m256i mask1, bool first) {
+BOOK_W8A8_AVX2 BOOK_W8A8_TILE void avx2_tile(const std::int16_t* a, int lda, const std::int8_t* b,
+                                             int steps, std::int32_t* c, int ldc, __m256i mask0,
+                                             __m256i mask1, bool first) {
   __m256i acc[M][2];
 #pragma GCC unroll 4
   for (int i = 0; i < M; ++i) {
@@ -132,6 +148,38 @@ std::vector<std::int8_t> pack(std::span<const std::int8_t> plain, int rows, int 
 
 }  // namespace
 
+BOOK_W8A8_AVX2 float absmax_avx2(const float* x, int cols) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 m = _mm256_setzero_ps();
+  int k = 0;
+  for (; k + 8 <= cols; k += 8)
+    m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + k)));
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, m);
+  float out = 0;
+  for (const float v : lanes) out = std::max(out, v);
+  for (; k < cols; ++k) out = std::max(out, std::abs(x[k]));
+  return out;
+}
+
+BOOK_W8A8_AVX2 void quantize_row_avx2(const float* x, int cols, float s, std::int8_t* q) {
+  const __m256 scale = _mm256_set1_ps(s), half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  int k = 0;
+  for (; k + 8 <= cols; k += 8) {
+    const __m256 r = _mm256_div_ps(_mm256_loadu_ps(x + k), scale);  // as the scalar division
+    const __m256 t = _mm256_round_ps(r, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    // r − t is exact; a fraction of 0.5 or more moves one away from zero (std::lround's ties).
+    const __m256 away =
+        _mm256_and_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_sub_ps(r, t)), half, _CMP_GE_OQ),
+                      _mm256_or_ps(one, _mm256_and_ps(sign, r)));
+    const __m256i v = _mm256_cvttps_epi32(_mm256_add_ps(t, away));
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(q + k), _mm_packs_epi16(w, w));
+  }
+  for (; k < cols; ++k) q[k] = static_cast<std::int8_t>(std::lround(x[k] / s));
+}
+
 std::vector<std::int8_t> pack_vnni(std::span<const std::int8_t> plain, int rows, int cols) {
   return pack(plain, rows, cols, kVnniBlockN, 4);
 }
@@ -142,7 +190,7 @@ std::vector<std::int8_t> pack_avx2(std::span<const std::int8_t> plain, int rows,
 
 void stage_vnni(std::span<const std::int8_t> q, int tokens, int cols,
                 std::vector<std::uint8_t>& out) {
-  const int k4 = round_up(cols, 4);
+  const int k4 = vnni_stride(cols);
   out.assign(static_cast<std::size_t>(tokens) * k4, 128);  // padding meets zero weights
   for (int t = 0; t < tokens; ++t)
     for (int k = 0; k < cols; ++k)
@@ -152,16 +200,16 @@ void stage_vnni(std::span<const std::int8_t> q, int tokens, int cols,
 
 void stage_avx2(std::span<const std::int8_t> q, int tokens, int cols,
                 std::vector<std::int16_t>& out) {
-  const int k2 = round_up(cols, 2);
+  const int k2 = avx2_stride(cols);
   out.assign(static_cast<std::size_t>(tokens) * k2, 0);
   for (int t = 0; t < tokens; ++t)
     for (int k = 0; k < cols; ++k)
       out[static_cast<std::size_t>(t) * k2 + k] = q[static_cast<std::size_t>(t) * cols + k];
 }
 
-BOOK_W8A8_VNNI void vnni_block(const std::uint8_t* a, int tokens, int k4, const std::int8_t* packed,
-                               const std::int32_t* correction, int n, int block, std::int32_t* c,
-                               int ldc) {
+BOOK_W8A8_VNNI void vnni_block(const std::uint8_t* a, int lda, int tokens, int k4,
+                               const std::int8_t* packed, const std::int32_t* correction, int n,
+                               int block, std::int32_t* c, int ldc) {
   const int valid = std::min(kVnniBlockN, n - block * kVnniBlockN);
   __mmask16 mask[4];
   for (int j = 0; j < 4; ++j) {
@@ -174,15 +222,20 @@ BOOK_W8A8_VNNI void vnni_block(const std::uint8_t* a, int tokens, int k4, const 
     for (int j = 0; j < valid; ++j) c[static_cast<std::size_t>(t) * ldc + j] = -corr[j];
   for (int k0 = 0; k0 < k4; k0 += kChunk) {
     const int steps = std::min(kChunk, k4 - k0) / 4;
+    const std::int8_t* chunk = b + static_cast<std::size_t>(k0) * kVnniBlockN;
+    // The next chunk of this block, or the first of the next block (contiguous either way),
+    // prefetched during the first token group's pass, the one that waits on memory.
+    const std::int8_t* next = chunk + static_cast<std::size_t>(steps) * 256;
     for (int t = 0; t < tokens; t += kVnniTokens)
-      vnni_rows(std::min(kVnniTokens, tokens - t), a + static_cast<std::size_t>(t) * k4 + k0, k4,
-                b + static_cast<std::size_t>(k0) * kVnniBlockN, steps,
-                c + static_cast<std::size_t>(t) * ldc, ldc, mask);
+      vnni_rows(std::min(kVnniTokens, tokens - t), a + static_cast<std::size_t>(t) * lda + k0, lda,
+                chunk, steps, c + static_cast<std::size_t>(t) * ldc, ldc, mask,
+                t == 0 ? next : nullptr);
   }
 }
 
-BOOK_W8A8_AVX2 void avx2_block(const std::int16_t* a, int tokens, int k2, const std::int8_t* packed,
-                               int n, int block, std::int32_t* c, int ldc) {
+BOOK_W8A8_AVX2 void avx2_block(const std::int16_t* a, int lda, int tokens, int k2,
+                               const std::int8_t* packed, int n, int block, std::int32_t* c,
+                               int ldc) {
   const int valid = std::min(kAvx2BlockN, n - block * kAvx2BlockN);
   alignas(32) std::int32_t lanes[16];
   for (int j = 0; j < 16; ++j) lanes[j] = j < valid ? -1 : 0;
@@ -192,7 +245,7 @@ BOOK_W8A8_AVX2 void avx2_block(const std::int16_t* a, int tokens, int k2, const 
   for (int k0 = 0; k0 < k2; k0 += kChunk) {
     const int steps = std::min(kChunk, k2 - k0) / 2;
     for (int t = 0; t < tokens; t += kAvx2Tokens)
-      avx2_rows(std::min(kAvx2Tokens, tokens - t), a + static_cast<std::size_t>(t) * k2 + k0, k2,
+      avx2_rows(std::min(kAvx2Tokens, tokens - t), a + static_cast<std::size_t>(t) * lda + k0, lda,
                 b + static_cast<std::size_t>(k0) * kAvx2BlockN, steps,
                 c + static_cast<std::size_t>(t) * ldc, ldc, mask0, mask1, k0 == 0);
   }

@@ -21,24 +21,39 @@ inline constexpr int kAvx2BlockN = 16;
 /// `n` rounded up to a multiple of `m`.
 inline int round_up(int n, int m) { return (n + m - 1) / m * m; }
 
+/// The staged activations' row stride, in elements: the row rounded up, plus 64 bytes so that
+/// the rows a register tile reads (k of 1024 or 4096 bytes apart, say) do not all fall in the
+/// same L1 set and evict each other and the weights.
+inline int vnni_stride(int cols) { return round_up(cols, 4) + 64; }
+/// The same for the AVX2 kernel's int16 rows.
+inline int avx2_stride(int cols) { return round_up(cols, 2) + 32; }
+
 /// Packs row-major [rows][cols] integers for the VNNI kernel.
 std::vector<std::int8_t> pack_vnni(std::span<const std::int8_t> plain, int rows, int cols);
 /// Packs row-major [rows][cols] integers for the AVX2 kernel.
 std::vector<std::int8_t> pack_avx2(std::span<const std::int8_t> plain, int rows, int cols);
 
-/// Stages activations [tokens][cols] as q + 128 into `out` [tokens][round_up(cols, 4)].
+/// Stages activations [tokens][cols] as q + 128 into `out` [tokens][vnni_stride(cols)].
 void stage_vnni(std::span<const std::int8_t> q, int tokens, int cols,
                 std::vector<std::uint8_t>& out);
-/// Stages activations [tokens][cols] as int16 into `out` [tokens][round_up(cols, 2)].
+/// Stages activations [tokens][cols] as int16 into `out` [tokens][avx2_stride(cols)].
 void stage_avx2(std::span<const std::int8_t> q, int tokens, int cols,
                 std::vector<std::int16_t>& out);
 
-/// The exact sums of output-channel block `block` for every token into c[t · ldc + j], j <
+/// Quantises one token's `cols` activations with scale `s` into q, exactly as the scalar
+/// definition q = lround(x / s) does (a correctly rounded division, then ties away from zero),
+/// eight at a time with AVX2. Every |x / s| must be at most 127.5.
+void quantize_row_avx2(const float* x, int cols, float s, std::int8_t* q);
+/// The largest |x| of a row, with AVX2.
+float absmax_avx2(const float* x, int cols);
+
+/// The exact sums of output-channel block `block` for every token (staged activations `a`, rows
+/// `lda` apart) into c[t · ldc + j], j <
 /// min(kVnniBlockN, n − block · kVnniBlockN). `correction` is 128 · Σ_k q_w per (padded) channel.
-void vnni_block(const std::uint8_t* a, int tokens, int k4, const std::int8_t* packed,
+void vnni_block(const std::uint8_t* a, int lda, int tokens, int k4, const std::int8_t* packed,
                 const std::int32_t* correction, int n, int block, std::int32_t* c, int ldc);
 /// The same for the AVX2 kernel's blocks of kAvx2BlockN channels.
-void avx2_block(const std::int16_t* a, int tokens, int k2, const std::int8_t* packed, int n,
-                int block, std::int32_t* c, int ldc);
+void avx2_block(const std::int16_t* a, int lda, int tokens, int k2, const std::int8_t* packed,
+                int n, int block, std::int32_t* c, int ldc);
 
 }  // namespace book::quant::detail

@@ -23,10 +23,10 @@ struct OneDnnInt8Matmul::State {
 
 OneDnnInt8Matmul::OneDnnInt8Matmul(std::span<const std::int8_t> w, int rows, int cols, int tokens)
     : state_(std::make_unique<State>()) {
-  BOOK_CHECK(rows >= 1 && cols >= 1 && tokens >= 1 &&
-                 w.size() == static_cast<std::size_t>(rows) * cols,
-             "onednn peer: " << w.size() << " weights for a " << rows << " × " << cols
-                             << " matrix and " << tokens << " tokens; sizes must be >= 1");
+  BOOK_CHECK(
+      rows >= 1 && cols >= 1 && tokens >= 1 && w.size() == static_cast<std::size_t>(rows) * cols,
+      "onednn peer: " << w.size() << " weights for a " << rows << " × " << cols << " matrix and "
+                      << tokens << " tokens; sizes must be >= 1");
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   State& s = *state_;
@@ -63,9 +63,8 @@ void OneDnnInt8Matmul::run(std::span<const std::int8_t> src, std::span<std::int3
                                    << " sums, got " << src.size() << " and " << acc.size());
   dnnl::memory src_mem(s.src_md, s.engine, const_cast<std::int8_t*>(src.data()));
   dnnl::memory dst_mem(s.dst_md, s.engine, acc.data());
-  s.matmul.execute(s.stream, {{DNNL_ARG_SRC, src_mem},
-                              {DNNL_ARG_WEIGHTS, s.weights},
-                              {DNNL_ARG_DST, dst_mem}});
+  s.matmul.execute(
+      s.stream, {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, s.weights}, {DNNL_ARG_DST, dst_mem}});
   s.stream.wait();
 }
 

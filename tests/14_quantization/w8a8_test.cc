@@ -137,6 +137,23 @@ TEST(W8A8, ActivationsQuantisePerTokenWithinHalfAScale) {
     }
 }
 
+TEST(W8A8, ActivationsRoundLikeLroundTiesIncluded) {
+  // A token whose largest magnitude is 127 has scale 1, so k + 0.5 is an exact tie: std::lround
+  // goes away from zero, and so must the vector rounding.
+  const int k = 77;
+  std::vector<float> xf(2 * k);
+  for (int c = 0; c < k; ++c) xf[c] = static_cast<float>(c % 2 ? c - 38.5 : -(c % 40) - 0.5);
+  xf[5] = 127;
+  Rng rng(86);
+  for (int c = k; c < 2 * k; ++c) xf[c] = static_cast<float>(rng.uniform(-3.0, 3.0));
+  W8A8Activations x;
+  quantize_activations(xf, 2, k, x);
+  ASSERT_EQ(x.scales[0], 1.0f);
+  for (int t = 0; t < 2; ++t)
+    for (int c = 0; c < k; ++c)
+      ASSERT_EQ(x.q[t * k + c], std::lround(xf[t * k + c] / x.scales[t])) << t << ", " << c;
+}
+
 TEST(W8A8, Refusals) {
   Rng rng(85);
   const QuantizedMatrix qw = random_weights(8, 16, rng);
