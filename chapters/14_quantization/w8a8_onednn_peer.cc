@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <cstdlib>
 #include <sstream>
 
 #include "common/check.h"
@@ -105,7 +106,10 @@ std::string onednn_description() {
     default:
       out << "older than AVX2";
   }
-  out << " (the best it detects; not capped by DNNL_MAX_CPU_ISA unless that is set)";
+  if (const char* cap = std::getenv("DNNL_MAX_CPU_ISA"))
+    out << " (capped by DNNL_MAX_CPU_ISA=" << cap << ")";
+  else
+    out << " (the best it detects on this CPU)";
   return out.str();
 }
 
