@@ -3,8 +3,8 @@
 
 #include <omp.h>
 
-#include <oneapi/dnnl/dnnl.hpp>
 #include <cstdlib>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <sstream>
 
 #include "common/check.h"
