@@ -16,8 +16,9 @@ PACKAGES=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # peers: BLAS for GEMM (ch. 1), MPI for collectives (ch. 3), libtorch for training (ch. 4),
-  # PyTorch DDP for data parallelism (ch. 5; run by Debian's /usr/bin/python3)
-  libopenblas-dev libblis-dev libopenmpi-dev openmpi-bin libtorch-dev python3-torch
+  # PyTorch DDP for data parallelism (ch. 5; run by Debian's /usr/bin/python3), oneDNN's INT8
+  # matmul for quantisation (ch. 14)
+  libopenblas-dev libblis-dev libopenmpi-dev openmpi-bin libtorch-dev python3-torch libdnnl-dev
   # plots and the documentation site
   gnuplot-nox doxygen graphviz doxygen-awesome-css libjs-mathjax
   # small tools the scripts use

@@ -23,12 +23,13 @@ std::vector<float> random_values(std::size_t n, Rng& rng, double scale = 1.0) {
   return v;
 }
 
-EXERCISE_TEST("quant.per_channel_int8", PerChannelInt8, ScalesAreRowMaximaAndValuesWithinHalfAScale) {
+EXERCISE_TEST("quant.per_channel_int8", PerChannelInt8,
+              ScalesAreRowMaximaAndValuesWithinHalfAScale) {
   Rng rng(14);
   const int rows = 7, cols = 33;
   std::vector<float> w = random_values(rows * cols, rng);
   for (int c = 0; c < cols; ++c) w[3 * cols + c] = 0;  // an all-zero row
-  w[5 * cols + 4] = -9.5f;                              // a row with one large value
+  w[5 * cols + 4] = -9.5f;                             // a row with one large value
   const QuantizedMatrix q = quantize_per_channel_int8(w, rows, cols);
   ASSERT_EQ(q.rows, rows);
   ASSERT_EQ(q.cols, cols);
@@ -81,6 +82,69 @@ EXERCISE_TEST("quant.int4_pack", Int4Pack, Int4GroupQuantisationRoundTripsWithin
   }
 }
 
+// Every INT4 scheme (symmetric and asymmetric; per tensor, per channel, groups of 32, 64, 128)
+// through quantize(), which packs with the exercise: within half a scale, zero exact, and the
+// bytes counted exactly (INT4 g128 symmetric: 4 + 32 / 128 = 4.25 bits a weight).
+EXERCISE_TEST("quant.int4_pack", Int4Pack, EverySchemeRoundTripsKeepsZeroAndCountsItsBits) {
+  Rng rng(44);
+  const int rows = 5, cols = 384;  // 3 · 128
+  std::vector<float> w = random_values(rows * cols, rng, 2.0);
+  for (std::size_t i = 0; i < w.size(); i += 7) w[i] = 0;
+  for (int c = 0; c < 64; ++c) w[cols + c] = 0;  // an all-zero group
+  for (const Symmetry symmetry : {Symmetry::kSymmetric, Symmetry::kAsymmetric})
+    for (const Granularity granularity :
+         {Granularity::kPerTensor, Granularity::kPerChannel, Granularity::kGroup})
+      for (const int g : {32, 64, 128}) {
+        if (granularity != Granularity::kGroup && g != 32) continue;
+        const Scheme scheme{Bits::kInt4, symmetry, granularity, g};
+        const QuantizedMatrix q = quantize(w, rows, cols, scheme);
+        std::vector<float> back(w.size(), NAN);
+        dequantize(q, back);
+        for (int r = 0; r < rows; ++r)
+          for (int c = 0; c < cols; ++c) {
+            const float x = w[r * cols + c], y = back[r * cols + c];
+            ASSERT_GE(q.q(r, c), qmin(scheme)) << scheme.name();
+            ASSERT_LE(q.q(r, c), qmax(scheme)) << scheme.name();
+            if (x == 0) {
+              ASSERT_EQ(y, 0.0f) << scheme.name() << " row " << r << ", col " << c;
+            }
+            ASSERT_LE(std::abs(y - x), q.scale(r, c) / 2 * (1 + 1e-5f) + 1e-6f * std::abs(x))
+                << scheme.name() << " row " << r << ", col " << c;
+          }
+        std::size_t scales = 1;
+        if (granularity == Granularity::kPerChannel) scales = rows;
+        if (granularity == Granularity::kGroup) scales = rows * (cols / g);
+        const bool asym = symmetry == Symmetry::kAsymmetric;
+        ASSERT_EQ(q.data.size(), static_cast<std::size_t>(rows * cols / 2));
+        EXPECT_EQ(q.bytes(), rows * cols / 2 + scales * (asym ? 5 : 4)) << scheme.name();
+        EXPECT_DOUBLE_EQ(q.bits_per_weight(), 4 + 8.0 * scales * (asym ? 5 : 4) / (rows * cols))
+            << scheme.name();
+        if (granularity == Granularity::kGroup && g == 128) {
+          EXPECT_DOUBLE_EQ(q.bits_per_weight(), asym ? 4.3125 : 4.25);
+        }
+      }
+}
+
+// quantize() with the per-channel symmetric INT8 scheme is the exercise; zero stays exact and
+// the cost is 8 bits plus one 32-bit scale a row.
+EXERCISE_TEST("quant.per_channel_int8", PerChannelInt8, ThroughQuantizeKeepsZeroAndCountsItsBits) {
+  Rng rng(15);
+  const int rows = 6, cols = 100;
+  std::vector<float> w = random_values(rows * cols, rng);
+  for (std::size_t i = 0; i < w.size(); i += 5) w[i] = 0;
+  const QuantizedMatrix q = quantize(w, rows, cols, Scheme{});
+  std::vector<float> back(w.size(), NAN);
+  dequantize(q, back);
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (w[i] == 0) {
+      ASSERT_EQ(back[i], 0.0f) << i;
+    }
+    ASSERT_LE(std::abs(back[i] - w[i]), q.scales[i / cols] / 2 * (1 + 1e-5f)) << i;
+  }
+  EXPECT_EQ(q.bytes(), static_cast<std::size_t>(rows * cols + rows * 4));
+  EXPECT_DOUBLE_EQ(q.bits_per_weight(), 8 + 32.0 / cols);
+}
+
 EXERCISE_TEST("quant.int8_gemv", Int8Gemv, EqualsTheDequantisedProduct) {
   Rng rng(8);
   const int rows = 9, cols = 96;
@@ -99,8 +163,8 @@ EXERCISE_TEST("quant.int8_gemv", Int8Gemv, EqualsTheDequantisedProduct) {
       EXPECT_NEAR(y[r], want, 1e-5 * magnitude + 1e-6) << scheme.name() << ", row " << r;
     }
   }
-  const QuantizedMatrix int4 = quantize(w, rows, cols, {Bits::kInt4, Symmetry::kSymmetric,
-                                                        Granularity::kGroup, 32});
+  const QuantizedMatrix int4 =
+      quantize(w, rows, cols, {Bits::kInt4, Symmetry::kSymmetric, Granularity::kGroup, 32});
   std::vector<float> y(rows);
   expect_error([&] { int8_gemv(int4, x, y); }, "int4 g32");
 }
