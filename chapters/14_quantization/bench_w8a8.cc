@@ -1,6 +1,5 @@
-// bazel run -c opt //chapters/14_quantization:bench_w8a8
-//
-// The W8A8 GEMM against its peers, same shapes, same thread counts, in one run:
+// The benchmark's W8A8 section (bench_main.cc runs it; bench_sections.h): the W8A8 GEMM against
+// its peers, same shapes, same thread counts, in one run:
 //   - the integer GEMM alone, s8 activations × s8 weights → exact s32 sums: ours
 //     (w8a8_accumulate) against oneDNN's INT8 matmul (weights reordered to its blocked layout
 //     once, outside the timing); both outputs are checked equal before timing;
@@ -26,6 +25,7 @@
 #include <vector>
 
 #include "chapters/01_gemm_cpu/sgemm.h"
+#include "chapters/14_quantization/bench_sections.h"
 #include "chapters/14_quantization/quant.h"
 #include "chapters/14_quantization/w8a8.h"
 #include "chapters/14_quantization/w8a8_onednn_peer.h"
@@ -97,7 +97,7 @@ void count_ops(benchmark::State& state, int m, int size) {
                                                benchmark::Counter::kIsRate);
 }
 
-void BM_OursSums(benchmark::State& state) {
+void BM_W8A8OursSums(benchmark::State& state) {
   const int m = static_cast<int>(state.range(0)), size = static_cast<int>(state.range(1));
   const int threads = static_cast<int>(state.range(2));
   W8A8Activations x;
@@ -111,7 +111,7 @@ void BM_OursSums(benchmark::State& state) {
   count_ops(state, m, size);
 }
 
-void BM_OneDnnSums(benchmark::State& state) {
+void BM_W8A8OneDnnSums(benchmark::State& state) {
   const int m = static_cast<int>(state.range(0)), size = static_cast<int>(state.range(1));
   set_onednn_threads(static_cast<int>(state.range(2)));
   W8A8Activations x;
@@ -125,7 +125,7 @@ void BM_OneDnnSums(benchmark::State& state) {
   count_ops(state, m, size);
 }
 
-void BM_OursLinear(benchmark::State& state) {
+void BM_W8A8OursLinear(benchmark::State& state) {
   const int m = static_cast<int>(state.range(0)), size = static_cast<int>(state.range(1));
   const int threads = static_cast<int>(state.range(2));
   const std::vector<float> x = activations(m, size);
@@ -139,7 +139,7 @@ void BM_OursLinear(benchmark::State& state) {
   count_ops(state, m, size);
 }
 
-void BM_Sgemm(benchmark::State& state) {
+void BM_W8A8Sgemm(benchmark::State& state) {
   const int m = static_cast<int>(state.range(0)), size = static_cast<int>(state.range(1));
   book::gemm::set_sgemm_threads(static_cast<int>(state.range(2)));
   const std::vector<float> x = activations(m, size);
@@ -160,22 +160,22 @@ void Shapes(benchmark::internal::Benchmark* b) {
     for (const int m : kTokens)
       for (const int threads : thread_counts()) b->Args({m, size, threads});
 }
-BENCHMARK(BM_OursSums)
+BENCHMARK(BM_W8A8OursSums)
     ->Apply(Shapes)
     ->ArgNames({"m", "nk", "threads"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_OneDnnSums)
+BENCHMARK(BM_W8A8OneDnnSums)
     ->Apply(Shapes)
     ->ArgNames({"m", "nk", "threads"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_OursLinear)
+BENCHMARK(BM_W8A8OursLinear)
     ->Apply(Shapes)
     ->ArgNames({"m", "nk", "threads"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_Sgemm)
+BENCHMARK(BM_W8A8Sgemm)
     ->Apply(Shapes)
     ->ArgNames({"m", "nk", "threads"})
     ->Unit(benchmark::kMillisecond)
@@ -260,10 +260,10 @@ void print_table(const book::RepetitionReporter& reporter) {
     for (const int m : kTokens)
       for (const int threads : thread_counts()) {
         double ours = 0, ours_s = 0, dnnl = 0, dnnl_s = 0, lin = 0, lin_s = 0, sg = 0, sg_s = 0;
-        if (!get("BM_OursSums", m, size, threads, &ours, &ours_s)) continue;
-        const bool has_dnnl = get("BM_OneDnnSums", m, size, threads, &dnnl, &dnnl_s);
-        const bool has_lin = get("BM_OursLinear", m, size, threads, &lin, &lin_s);
-        const bool has_sg = get("BM_Sgemm", m, size, threads, &sg, &sg_s);
+        if (!get("BM_W8A8OursSums", m, size, threads, &ours, &ours_s)) continue;
+        const bool has_dnnl = get("BM_W8A8OneDnnSums", m, size, threads, &dnnl, &dnnl_s);
+        const bool has_lin = get("BM_W8A8OursLinear", m, size, threads, &lin, &lin_s);
+        const bool has_sg = get("BM_W8A8Sgemm", m, size, threads, &sg, &sg_s);
         const auto t = torch_results.find({m, size, threads});
         const bool has_torch = t != torch_results.end() && has_lin;
         table.add_row(
@@ -287,11 +287,12 @@ void print_table(const book::RepetitionReporter& reporter) {
   if (!torch_note.empty()) std::cout << torch_note << "\n";
 }
 
-int bench_main(int argc, char** argv) {
-  book::BenchArgs args(argc, argv);
-  book::init_benchmark(&args.argc(), args.argv());
-  std::cout << "CPU: " << book::cpu_model()
-            << "; our kernel: " << w8a8_kernel_name(best_w8a8_kernel()) << "\n"
+}  // namespace
+
+namespace book::quant::bench_sections {
+
+void w8a8_prologue() {
+  std::cout << "W8A8: our kernel: " << w8a8_kernel_name(best_w8a8_kernel()) << "\n"
             << "peer: " << onednn_description() << "\n";
   check_against_onednn();
   const OneDnnInt8Matmul& probe = onednn(64, kSizes[0]);
@@ -299,17 +300,13 @@ int bench_main(int argc, char** argv) {
             << (probe.at_best() ? " (its best path here)"
                                 : "  WARNING: not its best path; ratios are not results")
             << "\n";
-  book::RepetitionReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  run_torch_peer(argv[0]);
+}
+
+void w8a8_report(const RepetitionReporter& reporter, const char* argv0) {
+  run_torch_peer(argv0);
   print_table(reporter);
-  return 0;
 }
 
-}  // namespace
+}  // namespace book::quant::bench_sections
 
-int main(int argc, char** argv) {
-  book::peers::use_peers_at_their_best(argc, argv);
-  return book::run_main(argc, argv, bench_main);
-}
+

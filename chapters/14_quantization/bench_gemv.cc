@@ -1,4 +1,4 @@
-// bazel run -c opt //chapters/14_quantization:bench
+// The benchmark's weight-only GEMV section (bench_main.cc runs it; bench_sections.h).
 //
 // Weight-only GEMV against FP32 on a matrix far larger than the last-level cache: 16384 outputs ×
 // 8192 inputs (FP32 512 MiB, INT8 128 MiB, INT4 64 MiB: even INT4 is twice a 32 MiB L3), so
@@ -25,6 +25,7 @@
 
 #include "chapters/01_gemm_cpu/peak.h"
 #include "chapters/01_gemm_cpu/sgemm.h"
+#include "chapters/14_quantization/bench_sections.h"
 #include "chapters/14_quantization/gemv.h"
 #include "common/bench_args.h"
 #include "common/benchmark_flags.h"
@@ -129,7 +130,7 @@ void run(benchmark::State& state, std::size_t bytes, Call call) {
 
 std::size_t fp32_bytes(int m) { return (static_cast<std::size_t>(kRows) + m) * kCols * 4; }
 
-void BM_Fp32Ours(benchmark::State& state) {
+void BM_GemvFp32Ours(benchmark::State& state) {
   Fp32Gemv& gemv = ours_fp32();
   gemv.set_threads(static_cast<int>(state.range(1)));
   run(state, gemv.bytes_read(static_cast<int>(state.range(0))), [&](int m, float* x, float* y) {
@@ -138,7 +139,7 @@ void BM_Fp32Ours(benchmark::State& state) {
 }
 
 // Chapter 1's sgemm: y[m][rows] = x[m][cols] · Wᵀ.
-void BM_Fp32Sgemm(benchmark::State& state) {
+void BM_GemvFp32Sgemm(benchmark::State& state) {
   gemm::set_sgemm_threads(static_cast<int>(state.range(1)));
   const float* w = fp32_weights().data();
   run(state, fp32_bytes(static_cast<int>(state.range(0))), [&](int m, float* x, float* y) {
@@ -148,7 +149,7 @@ void BM_Fp32Sgemm(benchmark::State& state) {
 }
 
 // OpenBLAS at its best: sgemv for one row, sgemm for several.
-void BM_Fp32OpenBlas(benchmark::State& state) {
+void BM_GemvFp32OpenBlas(benchmark::State& state) {
   peers::set_openblas_threads(static_cast<int>(state.range(1)));
   const float* w = fp32_weights().data();
   run(state, fp32_bytes(static_cast<int>(state.range(0))), [&](int m, float* x, float* y) {
@@ -160,7 +161,7 @@ void BM_Fp32OpenBlas(benchmark::State& state) {
   });
 }
 
-void BM_Quantized(benchmark::State& state, Kind kind) {
+void BM_GemvQuantized(benchmark::State& state, Kind kind) {
   QuantizedGemv& gemv = quantized(kind);
   gemv.set_threads(static_cast<int>(state.range(1)));
   run(state, gemv.bytes_read(static_cast<int>(state.range(0))), [&](int m, float* x, float* y) {
@@ -177,13 +178,13 @@ void shapes(benchmark::internal::Benchmark* b) {
   b->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 
-BENCHMARK(BM_Fp32Ours)->Apply(shapes);
-BENCHMARK(BM_Fp32Sgemm)->Apply(shapes);
-BENCHMARK(BM_Fp32OpenBlas)->Apply(shapes);
-BENCHMARK_CAPTURE(BM_Quantized, int8_per_channel, kInt8PerChannel)->Apply(shapes);
-BENCHMARK_CAPTURE(BM_Quantized, int8_g128, kInt8G128)->Apply(shapes);
-BENCHMARK_CAPTURE(BM_Quantized, int4_g128, kInt4G128)->Apply(shapes);
-BENCHMARK_CAPTURE(BM_Quantized, int4_g128_asym, kInt4G128Asym)->Apply(shapes);
+BENCHMARK(BM_GemvFp32Ours)->Apply(shapes);
+BENCHMARK(BM_GemvFp32Sgemm)->Apply(shapes);
+BENCHMARK(BM_GemvFp32OpenBlas)->Apply(shapes);
+BENCHMARK_CAPTURE(BM_GemvQuantized, int8_per_channel, kInt8PerChannel)->Apply(shapes);
+BENCHMARK_CAPTURE(BM_GemvQuantized, int8_g128, kInt8G128)->Apply(shapes);
+BENCHMARK_CAPTURE(BM_GemvQuantized, int4_g128, kInt4G128)->Apply(shapes);
+BENCHMARK_CAPTURE(BM_GemvQuantized, int4_g128_asym, kInt4G128Asym)->Apply(shapes);
 
 struct Row {
   std::string label, name;  // the table's label, the benchmark's name before "/m:"
@@ -194,14 +195,14 @@ std::size_t quantized_bytes(Kind kind, int m) { return quantized(kind).bytes_rea
 
 const std::vector<Row>& rows() {
   static const std::vector<Row> all{
-      {"FP32 ours", "BM_Fp32Ours", fp32_bytes},
-      {"FP32 chapter 1 sgemm", "BM_Fp32Sgemm", fp32_bytes},
-      {"FP32 OpenBLAS", "BM_Fp32OpenBlas", fp32_bytes},
-      {"INT8 per-channel", "BM_Quantized/int8_per_channel",
+      {"FP32 ours", "BM_GemvFp32Ours", fp32_bytes},
+      {"FP32 chapter 1 sgemm", "BM_GemvFp32Sgemm", fp32_bytes},
+      {"FP32 OpenBLAS", "BM_GemvFp32OpenBlas", fp32_bytes},
+      {"INT8 per-channel", "BM_GemvQuantized/int8_per_channel",
        [](int m) { return quantized_bytes(kInt8PerChannel, m); }},
-      {"INT8 g128", "BM_Quantized/int8_g128", [](int m) { return quantized_bytes(kInt8G128, m); }},
-      {"INT4 g128", "BM_Quantized/int4_g128", [](int m) { return quantized_bytes(kInt4G128, m); }},
-      {"INT4 g128 asym", "BM_Quantized/int4_g128_asym",
+      {"INT8 g128", "BM_GemvQuantized/int8_g128", [](int m) { return quantized_bytes(kInt8G128, m); }},
+      {"INT4 g128", "BM_GemvQuantized/int4_g128", [](int m) { return quantized_bytes(kInt4G128, m); }},
+      {"INT4 g128 asym", "BM_GemvQuantized/int4_g128_asym",
        [](int m) { return quantized_bytes(kInt4G128Asym, m); }},
   };
   return all;
@@ -253,28 +254,23 @@ void report(const RepetitionReporter& reporter, const std::map<int, double>& rea
   for (const std::string& line : targets) std::cout << line << "\n";
 }
 
-int bench_main(int argc, char** argv) {
-  BenchArgs args(argc, argv);  // 5 repetitions, randomly interleaved, unless told otherwise
-  init_benchmark(&args.argc(), args.argv());  // unknown flags refused; the machine's load
-  std::cout << "peers: " << peers::openblas_description() << "\n";
-  std::map<int, double> read_gbs;
-  if (!benchmark_listing_only()) {
-    read_gbs[1] = gemm::measure_read_bandwidth_gbs(1);
-    read_gbs[hardware_threads()] = gemm::measure_read_bandwidth_gbs(hardware_threads());
-    std::cout << "triad (chapter 1, for comparison): "
-              << fixed(gemm::measure_triad_bandwidth_gbs(hardware_threads()), 1) << " GB/s on "
-              << hardware_threads() << " thread(s)\n";
-  }
-  RepetitionReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  if (!benchmark_listing_only()) report(reporter, read_gbs);
-  return 0;
-}
-
 }  // namespace
 
-int main(int argc, char** argv) {
-  peers::use_peers_at_their_best(argc, argv);  // OpenBLAS's core (may restart the program once)
-  return run_main(argc, argv, bench_main);
+namespace book::quant::bench_sections {
+
+namespace {
+std::map<int, double> read_gbs;  // the read bandwidth per thread count, measured by the prologue
+}  // namespace
+
+void gemv_prologue() {
+  std::cout << "peers: " << peers::openblas_description() << "\n";
+  read_gbs[1] = gemm::measure_read_bandwidth_gbs(1);
+  read_gbs[hardware_threads()] = gemm::measure_read_bandwidth_gbs(hardware_threads());
+  std::cout << "triad (chapter 1, for comparison): "
+            << fixed(gemm::measure_triad_bandwidth_gbs(hardware_threads()), 1) << " GB/s on "
+            << hardware_threads() << " thread(s)\n";
 }
+
+void gemv_report(const RepetitionReporter& reporter) { report(reporter, read_gbs); }
+
+}  // namespace book::quant::bench_sections
