@@ -468,19 +468,10 @@ void CpuPagedAttention::run(const LayerKvView& kv, std::span<const AttentionQuer
   const std::size_t scratch = static_cast<std::size_t>(kv.n_head) * (longest + 1);
   for (auto& s : scores_)
     if (s.size() < scratch) s.resize(scratch);
-  const long items = static_cast<long>(queries.size()) * kv.n_head;
-  const int members = static_cast<int>(std::min<long>(team_.size(), std::max(1L, items)));
-  team_.run([&](int member) {
-    if (member >= members) return;
-    // One contiguous range of (query, head) pairs per thread, its heads of one query together.
-    const long begin = items * member / members, end = items * (member + 1) / members;
-    for (long item = begin; item < end;) {
-      const int h0 = static_cast<int>(item % kv.n_head);
-      const int h1 = static_cast<int>(std::min<long>(kv.n_head, h0 + (end - item)));
-      attend_(kv, queries[item / kv.n_head], h0, h1, scores_[member].data());
-      item += h1 - h0;
-    }
-  });
+  for_query_heads(team_, queries.size(), kv.n_head,
+                  [&](int member, std::size_t query, int h0, int h1) {
+                    attend_(kv, queries[query], h0, h1, scores_[member].data());
+                  });
 }
 
 }  // namespace book::kv

@@ -1,5 +1,7 @@
 #include "chapters/10_paged_attention/thread_team.h"
 
+#include <algorithm>
+
 #include "common/check.h"
 
 namespace book::kv {
@@ -65,6 +67,23 @@ void ThreadTeam::run(const std::function<void(int member)>& work) {
   done_.wait(lock, [&] { return running_ == 0; });
   if (mine) std::rethrow_exception(mine);
   if (error_) std::rethrow_exception(error_);
+}
+
+void for_query_heads(ThreadTeam& team, std::size_t queries, int n_head,
+                     const std::function<void(int member, std::size_t query, int h0, int h1)>&
+                         attend) {
+  const long items = static_cast<long>(queries) * n_head;
+  const int members = static_cast<int>(std::min<long>(team.size(), std::max(1L, items)));
+  team.run([&](int member) {
+    if (member >= members) return;
+    const long begin = items * member / members, end = items * (member + 1) / members;
+    for (long item = begin; item < end;) {
+      const int h0 = static_cast<int>(item % n_head);
+      const int h1 = static_cast<int>(std::min<long>(n_head, h0 + (end - item)));
+      attend(member, static_cast<std::size_t>(item / n_head), h0, h1);
+      item += h1 - h0;
+    }
+  });
 }
 
 }  // namespace book::kv

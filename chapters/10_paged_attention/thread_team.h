@@ -41,4 +41,12 @@ class ThreadTeam {
   std::exception_ptr error_;
 };
 
+/// Splits the `queries` × `n_head` (query, head) pairs of one attention call over `team`, one
+/// contiguous range per member with a query's heads together (so a member reads a query once),
+/// and calls attend(member, query, first head, end head) for each piece of its range: how the
+/// fast attention kernels (FP32 here, INT8 in chapter 14) spread a call over threads.
+void for_query_heads(ThreadTeam& team, std::size_t queries, int n_head,
+                     const std::function<void(int member, std::size_t query, int h0, int h1)>&
+                         attend);
+
 }  // namespace book::kv

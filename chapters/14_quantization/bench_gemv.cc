@@ -62,26 +62,11 @@ const AlignedBuffer<float, kHugePage>& fp32_weights() {
   return w;
 }
 
-// A random matrix of `scheme` (every integer of its range, scales in [0.005, 0.05]).
+// A random matrix of `scheme` (quant.h's random_quantized_matrix: a kernel's time does not depend
+// on the values; the tests check the values).
 QuantizedMatrix random_matrix(const Scheme& scheme) {
-  QuantizedMatrix w{scheme, kRows, kCols, {}, {}, {}};
-  const std::size_t n = static_cast<std::size_t>(kRows) * kCols;
-  w.data.resize(scheme.bits == Bits::kInt4 ? n / 2 : n);
   Rng rng(static_cast<std::uint64_t>(scheme.group_size) * 16 + static_cast<int>(scheme.bits));
-  for (std::size_t i = 0; i < w.data.size(); i += 8) {  // 8 random bytes at a time
-    std::uint64_t bits = rng.next_u64();
-    for (std::size_t j = i; j < std::min(i + 8, w.data.size()); ++j, bits >>= 8)
-      w.data[j] = static_cast<std::uint8_t>(bits);
-  }
-  if (scheme.bits == Bits::kInt8 && scheme.symmetry == Symmetry::kSymmetric)
-    for (std::uint8_t& b : w.data) b = b == 0x80 ? 0x81 : b;  // −128 is outside ±127
-  const std::size_t scales = static_cast<std::size_t>(kRows) * (kCols / w.group_cols());
-  for (std::size_t i = 0; i < scales; ++i) {
-    w.scales.push_back(static_cast<float>(rng.uniform(0.005, 0.05)));
-    if (scheme.symmetry == Symmetry::kAsymmetric)
-      w.zeros.push_back(static_cast<std::uint8_t>(rng.uniform_int(0, qmax(scheme))));
-  }
-  return w;
+  return random_quantized_matrix(scheme, kRows, kCols, rng);
 }
 
 enum Kind { kInt8PerChannel, kInt8G128, kInt4G128, kInt4G128Asym, kKinds };

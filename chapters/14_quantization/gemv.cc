@@ -120,17 +120,6 @@ void run_rows(kv::ThreadTeam& team, GemvPath path, const GemvView& v, const Gemv
   });
 }
 
-void check_run(const char* who, int rows, int cols, std::span<const float> x, int m,
-               std::span<const float> y) {
-  BOOK_CHECK(m >= 1, who << ": m = " << m << "; give at least one row of x");
-  BOOK_CHECK(x.size() == static_cast<std::size_t>(m) * cols &&
-                 y.size() == static_cast<std::size_t>(m) * rows,
-             who << ": a " << rows << " × " << cols << " matrix at m = " << m << " needs x of "
-                 << static_cast<std::size_t>(m) * cols << " and y of "
-                 << static_cast<std::size_t>(m) * rows << " floats, got " << x.size() << " and "
-                 << y.size());
-}
-
 }  // namespace detail
 
 Fp32Gemv::Fp32Gemv(std::span<const float> w, int rows, int cols, GemvPath path, int threads)
@@ -158,7 +147,7 @@ std::size_t Fp32Gemv::bytes_read(int m) const {
 }
 
 void Fp32Gemv::run(std::span<const float> x, int m, std::span<float> y) {
-  detail::check_run("Fp32Gemv::run", rows_, cols_, x, m, y);
+  check_gemv_call("Fp32Gemv::run", rows_, cols_, x, m, y);
   GemvView v;
   v.format = Format::kFp32;
   v.fp32 = w_.data();

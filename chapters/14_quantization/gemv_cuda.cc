@@ -14,17 +14,6 @@
 namespace book::quant {
 namespace {
 
-void check_sizes(const char* who, int rows, int cols, std::span<const float> x, int m,
-                 std::span<const float> y) {
-  BOOK_CHECK(m >= 1, who << ": m = " << m << "; give at least one row of x");
-  BOOK_CHECK(x.size() == static_cast<std::size_t>(m) * cols &&
-                 y.size() == static_cast<std::size_t>(m) * rows,
-             who << ": a " << rows << " × " << cols << " matrix at m = " << m << " needs x of "
-                 << static_cast<std::size_t>(m) * cols << " and y of "
-                 << static_cast<std::size_t>(m) * rows << " floats, got " << x.size() << " and "
-                 << y.size());
-}
-
 // Runs `launch` once to warm up, then `repeats` times between CUDA events; the median ms.
 template <typename Launch>
 double median_ms(int repeats, Launch launch) {
@@ -72,7 +61,7 @@ GpuQuantizedGemv::GpuQuantizedGemv(const QuantizedMatrix& w)
 }
 
 void GpuQuantizedGemv::upload(std::span<const float> x, int m, std::span<float> y) {
-  check_sizes("GpuQuantizedGemv::run", rows_, cols_, x, m, y);
+  check_gemv_call("GpuQuantizedGemv::run", rows_, cols_, x, m, y);
   if (m != m_ || x_.empty()) {
     x_ = cuda::DeviceBuffer<float>(x.size());
     y_ = cuda::DeviceBuffer<float>(y.size());
@@ -145,7 +134,7 @@ GpuCublasGemv::~GpuCublasGemv() {
 }
 
 void GpuCublasGemv::upload(std::span<const float> x, int m, std::span<float> y) {
-  check_sizes("GpuCublasGemv::run", rows_, cols_, x, m, y);
+  check_gemv_call("GpuCublasGemv::run", rows_, cols_, x, m, y);
   m_ = m;
   y_ = cuda::DeviceBuffer<float>(y.size());
   y_.fill_poison();

@@ -60,8 +60,5 @@ void gemv_rows_avx512(const GemvView& v, const GemvCall& c, int r0, int r1);
 GemvPath resolve(GemvPath path, const char* who);
 /// Splits rows [0, v.rows) over `team` in runs of 4 and runs `path` on each member's run.
 void run_rows(kv::ThreadTeam& team, GemvPath path, const GemvView& v, const GemvCall& c);
-/// Throws book::Error unless m >= 1, x holds m·cols and y m·rows floats.
-void check_run(const char* who, int rows, int cols, std::span<const float> x, int m,
-               std::span<const float> y);
 
 }  // namespace book::quant::detail

@@ -69,7 +69,7 @@ std::size_t QuantizedGemv::bytes_read(int m) const {
 }
 
 void QuantizedGemv::run(std::span<const float> x, int m, std::span<float> y) {
-  detail::check_run("QuantizedGemv::run", rows_, cols_, x, m, y);
+  check_gemv_call("QuantizedGemv::run", rows_, cols_, x, m, y);
   detail::GemvView v;
   const bool int4 = scheme_.bits == Bits::kInt4;
   const bool symmetric = scheme_.symmetry == Symmetry::kSymmetric;

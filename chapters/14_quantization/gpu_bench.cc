@@ -32,22 +32,6 @@ using namespace book::quant;
 
 constexpr int kRows = 32768, kCols = 8192, kRounds = 5, kLaunches = 20;
 
-QuantizedMatrix random_matrix(const Scheme& scheme, Rng& rng) {
-  QuantizedMatrix w{scheme, kRows, kCols, {}, {}, {}};
-  const std::size_t n = static_cast<std::size_t>(kRows) * kCols;
-  w.data.resize(scheme.bits == Bits::kInt4 ? n / 2 : n);
-  for (std::uint8_t& b : w.data) b = static_cast<std::uint8_t>(rng.next_u64());
-  if (scheme.bits == Bits::kInt8 && scheme.symmetry == Symmetry::kSymmetric)
-    for (std::uint8_t& b : w.data) b = b == 0x80 ? 0x81 : b;  // −128 is outside ±127
-  const std::size_t scales = static_cast<std::size_t>(kRows) * (kCols / w.group_cols());
-  for (std::size_t i = 0; i < scales; ++i) {
-    w.scales.push_back(static_cast<float>(rng.uniform(0.005, 0.05)));
-    if (scheme.symmetry == Symmetry::kAsymmetric)
-      w.zeros.push_back(static_cast<std::uint8_t>(rng.uniform_int(0, qmax(scheme))));
-  }
-  return w;
-}
-
 struct Kernel {
   std::string name;
   std::function<double(std::span<const float>, int, std::span<float>, int)> time_ms;
@@ -82,7 +66,7 @@ int body(int, char**) {
   std::vector<float> x1(kCols), y_gpu(kRows), y_cpu(kRows);
   for (float& v : x1) v = static_cast<float>(rng.uniform(-1, 1));
   for (const auto& [name, scheme] : schemes) {
-    const QuantizedMatrix q = random_matrix(scheme, rng);
+    const QuantizedMatrix q = random_quantized_matrix(scheme, kRows, kCols, rng);
     gpu.push_back(std::make_unique<GpuQuantizedGemv>(q));
     gpu.back()->run(x1, 1, y_gpu);
     QuantizedGemv(q).run(x1, 1, y_cpu);

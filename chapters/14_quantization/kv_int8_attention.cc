@@ -285,19 +285,10 @@ void Int8PagedAttention::run(const kv::LayerKvInt8View& kv,
   for (const auto& q : queries) longest = std::max(longest, q.context_len);
   for (auto& s : scratch_)
     if (s.size() < static_cast<std::size_t>(longest + kv.head_dim)) s.resize(longest + kv.head_dim);
-  const long items = static_cast<long>(queries.size()) * kv.n_head;
-  const int members = static_cast<int>(std::min<long>(team_.size(), std::max(1L, items)));
-  team_.run([&](int member) {
-    if (member >= members) return;
-    // One contiguous range of (query, head) pairs per thread, its heads of one query together.
-    const long begin = items * member / members, end = items * (member + 1) / members;
-    for (long item = begin; item < end;) {
-      const int h0 = static_cast<int>(item % kv.n_head);
-      const int h1 = static_cast<int>(std::min<long>(kv.n_head, h0 + (end - item)));
-      attend_(kv, queries[item / kv.n_head], h0, h1, scratch_[member].data());
-      item += h1 - h0;
-    }
-  });
+  kv::for_query_heads(team_, queries.size(), kv.n_head,
+                  [&](int member, std::size_t query, int h0, int h1) {
+                    attend_(kv, queries[query], h0, h1, scratch_[member].data());
+                  });
 }
 
 void use_int8_attention(kv::ModelRunner& runner, int threads) {

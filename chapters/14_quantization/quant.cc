@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/check.h"
+#include "common/rng.h"
 
 namespace book::quant {
 
@@ -149,6 +150,43 @@ void check_matrix(const QuantizedMatrix& w) {
   for (std::size_t i = 0; i < w.zeros.size(); ++i)
     BOOK_CHECK(w.zeros[i] <= top, "quant: zero point " << i << " is " << int{w.zeros[i]}
                                                        << ", outside [0, " << top << "]");
+}
+
+void check_gemv_call(const char* who, int rows, int cols, std::span<const float> x, int m,
+                     std::span<const float> y) {
+  BOOK_CHECK(m >= 1, who << ": m = " << m << "; give at least one row of x");
+  BOOK_CHECK(x.size() == static_cast<std::size_t>(m) * cols &&
+                 y.size() == static_cast<std::size_t>(m) * rows,
+             who << ": a " << rows << " × " << cols << " matrix at m = " << m << " needs x of "
+                 << static_cast<std::size_t>(m) * cols << " and y of "
+                 << static_cast<std::size_t>(m) * rows << " floats, got " << x.size() << " and "
+                 << y.size());
+}
+
+QuantizedMatrix random_quantized_matrix(const Scheme& scheme, int rows, int cols, Rng& rng) {
+  check_scheme(scheme, rows, cols);
+  QuantizedMatrix w{scheme, rows, cols, {}, {}, {}};
+  const bool symmetric = scheme.symmetry == Symmetry::kSymmetric;
+  w.data.resize(data_bytes(scheme, rows, cols));
+  // Eight random bytes a draw (a benchmark's matrix has hundreds of millions), then the few codes
+  // outside a symmetric range moved in: −128 for INT8, a nibble 0 (q = −8) for INT4.
+  for (std::size_t i = 0; i < w.data.size(); i += 8) {
+    std::uint64_t bits = rng.next_u64();
+    for (std::size_t j = i; j < std::min(i + 8, w.data.size()); ++j, bits >>= 8) {
+      std::uint8_t b = static_cast<std::uint8_t>(bits);
+      if (symmetric && scheme.bits == Bits::kInt8 && b == 0x80) b = 0x81;
+      if (symmetric && scheme.bits == Bits::kInt4) {
+        if ((b & 0x0f) == 0) b |= 0x01;
+        if ((b & 0xf0) == 0) b |= 0x10;
+      }
+      w.data[j] = b;
+    }
+  }
+  for (std::size_t i = 0; i < scale_count(scheme, rows, cols); ++i) {
+    w.scales.push_back(static_cast<float>(rng.uniform(0.005, 0.05)));
+    if (!symmetric) w.zeros.push_back(static_cast<std::uint8_t>(rng.uniform_int(0, qmax(scheme))));
+  }
+  return w;
 }
 
 QuantizedMatrix quantize(std::span<const float> w, int rows, int cols, const Scheme& scheme) {

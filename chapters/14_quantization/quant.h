@@ -24,6 +24,10 @@
 #include <string>
 #include <vector>
 
+namespace book {
+class Rng;
+}
+
 namespace book::quant {
 
 /// Bits per quantised value.
@@ -115,6 +119,18 @@ void dequantize(const QuantizedMatrix& w, std::span<float> out);
 /// Throws book::Error unless `w`'s arrays have the sizes its scheme and shape imply (and its
 /// scheme fits its shape): what a kernel checks before it reads a matrix it did not make.
 void check_matrix(const QuantizedMatrix& w);
+
+/// Throws book::Error naming `who` unless m >= 1, x holds m · cols and y m · rows floats: what
+/// every kernel that runs a rows × cols matrix on m rows of x checks first (CPU and GPU).
+void check_gemv_call(const char* who, int rows, int cols, std::span<const float> x, int m,
+                     std::span<const float> y);
+
+/// A consistent random rows × cols matrix of `scheme` for kernel tests and benchmarks (a kernel's
+/// speed and its agreement with the reference do not depend on where the integers came from, and
+/// no exercise is involved, so both tracks can use it): every stored integer drawn from the
+/// scheme's whole range, scales in [0.005, 0.05], zero points anywhere in [0, 2^b − 1]. Throws
+/// book::Error if the scheme does not fit the shape.
+QuantizedMatrix random_quantized_matrix(const Scheme& scheme, int rows, int cols, Rng& rng);
 
 /// Exercise quant.per_channel_int8: symmetric INT8 with one scale per row: s_r = max_c |w[r][c]|
 /// / 127 (1 if the row is all zeros), q = lround(w / s_r) (within [−127, 127] by construction).

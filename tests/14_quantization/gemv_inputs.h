@@ -15,35 +15,9 @@
 
 namespace book::quant::testing {
 
-/// A consistent random `rows` × `cols` matrix of `scheme`: every stored integer drawn from its
-/// whole range, scales in [0.005, 0.05], zero points anywhere in [0, 2^b − 1].
+/// A consistent random `rows` × `cols` matrix of `scheme` (quant.h's random_quantized_matrix).
 inline QuantizedMatrix random_quantized(const Scheme& scheme, int rows, int cols, Rng& rng) {
-  check_scheme(scheme, rows, cols);
-  QuantizedMatrix w;
-  w.scheme = scheme;
-  w.rows = rows;
-  w.cols = cols;
-  const std::size_t n = static_cast<std::size_t>(rows) * cols;
-  const bool int4 = scheme.bits == Bits::kInt4;
-  const bool symmetric = scheme.symmetry == Symmetry::kSymmetric;
-  w.data.resize(int4 ? n / 2 : n);
-  for (std::uint8_t& byte : w.data) {
-    if (int4)  // nibbles 0..15; symmetric stores q + 8 with q in [−7, 7], so 1..15
-      byte = static_cast<std::uint8_t>(rng.uniform_int(symmetric ? 1 : 0, 15) |
-                                       rng.uniform_int(symmetric ? 1 : 0, 15) << 4);
-    else
-      byte = static_cast<std::uint8_t>(symmetric ? rng.uniform_int(-127, 127)
-                                                 : rng.uniform_int(0, 255));
-  }
-  const std::size_t scales = scheme.granularity == Granularity::kPerTensor
-                                 ? 1
-                                 : static_cast<std::size_t>(rows) * w.groups_per_row();
-  for (std::size_t i = 0; i < scales; ++i) {
-    w.scales.push_back(static_cast<float>(rng.uniform(0.005, 0.05)));
-    if (!symmetric) w.zeros.push_back(static_cast<std::uint8_t>(rng.uniform_int(0, qmax(scheme))));
-  }
-  check_matrix(w);
-  return w;
+  return random_quantized_matrix(scheme, rows, cols, rng);
 }
 
 /// Random activations in [−1, 1].
