@@ -45,6 +45,7 @@ struct Quality {
   int problems = 0;  ///< held-out problems asked
   double kl = 0;     ///< mean KL(FP32 ‖ quantised) over answer positions, nats
   double top1 = 0;   ///< fraction of answer positions whose argmax agrees with FP32's
+  /// correct / problems (0 when no problems were asked)
   double accuracy() const { return problems ? static_cast<double>(correct) / problems : 0; }
 };
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+/// `__host__ __device__` under nvcc, nothing elsewhere: the index functions compile for both sides.
 #if defined(__CUDACC__)
 #define BOOK_GEMV_HD __host__ __device__
 #else
