@@ -17,6 +17,7 @@
 #include "chapters/10_paged_attention/attention_cpu.h"
 #include "chapters/10_paged_attention/kv_cache.h"
 #include "chapters/14_quantization/kv_int8_attention.h"
+#include "common/bench_args.h"
 #include "common/benchmark_flags.h"
 #include "common/main.h"
 #include "common/repetition_reporter.h"
@@ -96,18 +97,8 @@ std::string key(int int8, int batch, int context) {
 }
 
 int bench_main(int argc, char** argv) {
-  // Five repetitions in random order unless the command line says otherwise (chapter 10's bench).
-  std::vector<char*> args(argv, argv + argc);
-  std::string repetitions = "--benchmark_repetitions=5",
-              interleave = "--benchmark_enable_random_interleaving=true";
-  const auto given = [&](const char* flag) {
-    return std::any_of(args.begin(), args.end(),
-                       [&](const char* a) { return std::string(a).rfind(flag, 0) == 0; });
-  };
-  if (!given("--benchmark_repetitions")) args.push_back(repetitions.data());
-  if (!given("--benchmark_enable_random_interleaving")) args.push_back(interleave.data());
-  int count = static_cast<int>(args.size());
-  init_benchmark(&count, args.data());
+  BenchArgs args(argc, argv);  // 5 repetitions, randomly interleaved, unless told otherwise
+  init_benchmark(&args.argc(), args.argv());
   RepetitionReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   Table table({"batch", "context", "KV MiB fp32", "fp32 µs (spread)", "int8 µs (spread)",
