@@ -77,11 +77,7 @@ kv::ModelRunner::LayerLinear fp32_linear(train::Model<float>& model, const Fp32K
       const ProjectionView v =
           projection_of(config, block_tensors(model, l), static_cast<train::Projection>(p));
       Projection& mine = (*all)[l][p];
-      mine.w.resize(static_cast<std::size_t>(v.in) * v.out);
-      for (int j = 0; j < v.in; ++j)
-        for (int o = 0; o < v.out; ++o)
-          mine.w[static_cast<std::size_t>(o) * v.in + j] =
-              v.w[static_cast<std::size_t>(j) * v.out + o];
+      mine.w = out_by_in(v.w, v.in, v.out);
       mine.bias = v.bias;
       mine.out = v.out;
       mine.product = kernel(mine.w, v.out, v.in);

@@ -125,6 +125,14 @@ train::BlockTensors<float> block_tensors(train::Model<float>& model, int layer) 
   return train::bind(model.layout(), model.params().data()).blocks.at(layer);
 }
 
+std::vector<float> out_by_in(const float* w, int in, int out) {
+  std::vector<float> t(static_cast<std::size_t>(in) * out);
+  for (int i = 0; i < in; ++i)
+    for (int o = 0; o < out; ++o)
+      t[static_cast<std::size_t>(o) * in + i] = w[static_cast<std::size_t>(i) * out + o];
+  return t;
+}
+
 ProjectionView projection_of(const train::Config& config, const train::BlockTensors<float>& b,
                              train::Projection which) {
   const int c = config.d_model, f = config.d_ff();

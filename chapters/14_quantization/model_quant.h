@@ -145,6 +145,9 @@ struct ProjectionView {
 ProjectionView projection_of(const train::Config& config, const train::BlockTensors<float>& block,
                              train::Projection which);
 
+/// Chapter 4's W [in, out] as quant.h's [out][in] (a row per output channel).
+std::vector<float> out_by_in(const float* w, int in, int out);
+
 /// A new whole Model<float> with `model`'s configuration and parameters (Model has no copies).
 std::unique_ptr<train::Model<float>> clone(const train::Model<float>& model);
 

@@ -4,6 +4,7 @@
 
 #include "chapters/04_training_baseline/parameters.h"
 #include "chapters/10_paged_attention/served_model.h"
+#include "chapters/14_quantization/model_quant.h"
 #include "chapters/14_quantization/schemes.h"
 #include "chapters/14_quantization/stage.h"
 #include "common/rng.h"
@@ -26,15 +27,6 @@ std::vector<float> llm_like_matrix(int rows, int cols, std::uint64_t seed) {
   for (int i = 0; i < rows / 16; ++i)  // one value in 16·cols ten times the spread
     w[static_cast<std::size_t>(rng.uniform() * (w.size() - 1))] *= 10;
   return w;
-}
-
-// Chapter 4 stores W as [in, out]; quant.h wants [out][in].
-std::vector<float> transposed(const float* w, int in, int out) {
-  std::vector<float> t(static_cast<std::size_t>(in) * out);
-  for (int i = 0; i < in; ++i)
-    for (int o = 0; o < out; ++o)
-      t[static_cast<std::size_t>(o) * in + i] = w[static_cast<std::size_t>(i) * out + o];
-  return t;
 }
 
 book::Table scheme_table(const std::string& matrix, std::span<const float> w, int rows, int cols,
@@ -83,7 +75,7 @@ void schemes_section(const StageOptions& options) {
   const auto tensors = book::train::bind(model->layout(), model->params().data());
   const book::train::Config& config = model->config();
   const std::vector<float> proj =
-      transposed(tensors.blocks[0].w_proj, config.d_ff(), config.d_model);
+      out_by_in(tensors.blocks[0].w_proj, config.d_ff(), config.d_model);
   std::cout << "\n"
             << scheme_table("trained W_proj (layer 0)", proj, config.d_model, config.d_ff(),
                             &model_rows)
