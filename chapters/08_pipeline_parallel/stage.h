@@ -36,17 +36,17 @@ StageOptions parse_stage_options(int argc, const char* const* argv);
 
 /// One schedule, simulated and run.
 struct ScheduleRow {
-  std::string schedule;                 ///< its name
-  Shape shape;                          ///< p, m, v
-  double simulated = 0;                 ///< bubble fraction, unit costs
-  double formula = 0;                   ///< the formula's bubble
-  double executed = 0;                  ///< wall-clock idle share of the real run
-  double idle_rank0 = 0;                ///< rank 0's idle slots, simulated
-  std::vector<int> peaks;               ///< micro-batches in flight per rank at its peak (sim)
-  std::vector<int> executed_peaks;      ///< the same, counted in the real run
-  long long messages = 0;               ///< boundary messages per step
-  std::uint64_t boundary_bytes = 0;     ///< per message: one micro-batch across one boundary
-  double loss = 0, single_loss = 0;     ///< the real step's loss, and the one device's
+  std::string schedule;              ///< its name
+  Shape shape;                       ///< p, m, v
+  double simulated = 0;              ///< bubble fraction, unit costs
+  double formula = 0;                ///< the formula's bubble
+  double executed = 0;               ///< wall-clock idle share of the real run
+  double idle_rank0 = 0;             ///< rank 0's idle slots, simulated
+  std::vector<int> peaks;            ///< micro-batches in flight per rank at its peak (sim)
+  std::vector<int> executed_peaks;   ///< the same, counted in the real run
+  long long messages = 0;            ///< boundary messages per step
+  std::uint64_t boundary_bytes = 0;  ///< per message: one micro-batch across one boundary
+  double loss = 0, single_loss = 0;  ///< the real step's loss, and the one device's
   /// |loss − single_loss| / |single_loss|.
   double deviation() const;
 };
@@ -58,11 +58,11 @@ std::vector<ScheduleRow> run_schedules(const StageOptions& options);
 
 /// Stage balancing on GPT-2 small for one stage count: the even cuts and partition_layers'.
 struct Balance {
-  int stages = 0;                           ///< p
-  std::vector<int> even, balanced;          ///< the cuts
-  double even_largest = 0;                  ///< the slowest even stage, MFLOP per token
-  double balanced_largest = 0;              ///< the slowest balanced stage
-  double ideal = 0;                         ///< a perfect split
+  int stages = 0;                   ///< p
+  std::vector<int> even, balanced;  ///< the cuts
+  double even_largest = 0;          ///< the slowest even stage, MFLOP per token
+  double balanced_largest = 0;      ///< the slowest balanced stage
+  double ideal = 0;                 ///< a perfect split
 };
 
 /// Balances GPT-2 small over 2, 4 and 6 stages, prints the table and writes it (CSV).

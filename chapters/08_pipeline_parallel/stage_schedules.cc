@@ -95,7 +95,9 @@ ScheduleRow measure(const StageOptions& o, const std::string& name, Trace* trace
 
 }  // namespace
 
-double ScheduleRow::deviation() const { return std::fabs(loss - single_loss) / std::fabs(single_loss); }
+double ScheduleRow::deviation() const {
+  return std::fabs(loss - single_loss) / std::fabs(single_loss);
+}
 
 std::string list(const std::vector<int>& v) {
   std::string s;
@@ -116,8 +118,8 @@ std::vector<ScheduleRow> run_schedules(const StageOptions& o) {
     const ScheduleRow& r = rows.back();
     table.add_row({r.schedule, std::to_string(r.shape.stages),
                    std::to_string(r.shape.micro_batches), std::to_string(r.shape.chunks),
-                   fixed(r.simulated, 3), fixed(r.formula, 3), fixed(r.executed, 3),
-                   list(r.peaks), list(r.executed_peaks), std::to_string(r.messages),
+                   fixed(r.simulated, 3), fixed(r.formula, 3), fixed(r.executed, 3), list(r.peaks),
+                   list(r.executed_peaks), std::to_string(r.messages),
                    std::to_string(r.boundary_bytes), fixed(r.deviation(), 6)});
   }
   std::cout << "\nSimulated with F = B = W = 1 (a B without split costs B + W = 2); the executed "
