@@ -81,7 +81,7 @@ int run(int argc, char** argv) {
       "All-reduce (sum, f32) on %d MPI processes; busbw = algbw x 2(N-1)/N "
       "(nccl-tests); the peer is MPI_Allreduce in the same run\n\n%s\n",
       comm.size(), table.markdown().c_str());
-  table.write_csv(results_dir() + "/03_busbw_mpi.csv");
+  table.write_csv(results_dir() + "/ch03_busbw_mpi.csv");
   const auto& [big, ratio] = *ring_vs_native.rbegin();
   std::printf(
       "tour: 03 | book ring vs MPI_Allreduce busbw (N=%d processes, %s) | %.2f x | "

@@ -136,8 +136,8 @@ TourLines numbers_section(const StageOptions& options, const Measurements& measu
       "%.2f (nccl-tests); medians of %d repetitions taken in turns, spread = (max - min) / "
       "median\n\n%s\n",
       ranks, all_reduce_bus_factor(ranks), options.repetitions, measured.table.markdown().c_str());
-  measured.table.write_csv(results_dir() + "/03_busbw_threads.csv");
-  measured.table.write_json(results_dir() + "/03_busbw_threads.json");
+  measured.table.write_csv(results_dir() + "/ch03_busbw_threads.csv");
+  measured.table.write_json(results_dir() + "/ch03_busbw_threads.json");
   const std::size_t big = measured.sizes.back();
   const double link = measured.link_gbs.at(big);
   TourLines tour;
