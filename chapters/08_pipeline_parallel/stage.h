@@ -46,7 +46,8 @@ struct ScheduleRow {
   std::vector<int> executed_peaks;   ///< the same, counted in the real run
   long long messages = 0;            ///< boundary messages per step
   std::uint64_t boundary_bytes = 0;  ///< per message: one micro-batch across one boundary
-  double loss = 0, single_loss = 0;  ///< the real step's loss, and the one device's
+  double loss = 0;                   ///< the real step's loss
+  double single_loss = 0;            ///< the one device's
   /// |loss − single_loss| / |single_loss|.
   double deviation() const;
 };
@@ -58,11 +59,12 @@ std::vector<ScheduleRow> run_schedules(const StageOptions& options);
 
 /// Stage balancing on GPT-2 small for one stage count: the even cuts and partition_layers'.
 struct Balance {
-  int stages = 0;                   ///< p
-  std::vector<int> even, balanced;  ///< the cuts
-  double even_largest = 0;          ///< the slowest even stage, MFLOP per token
-  double balanced_largest = 0;      ///< the slowest balanced stage
-  double ideal = 0;                 ///< a perfect split
+  int stages = 0;               ///< p
+  std::vector<int> even;        ///< the cuts by layer count
+  std::vector<int> balanced;    ///< partition_layers' cuts
+  double even_largest = 0;      ///< the slowest even stage, MFLOP per token
+  double balanced_largest = 0;  ///< the slowest balanced stage
+  double ideal = 0;             ///< a perfect split
 };
 
 /// Balances GPT-2 small over 2, 4 and 6 stages, prints the table and writes it (CSV).
@@ -70,8 +72,9 @@ std::vector<Balance> run_balance();
 
 /// The 3D composition's result.
 struct ThreeD {
-  double loss = 0, single_loss = 0;  ///< the 8 ranks' loss and the one device's
-  int tp_all_reduces = 0;            ///< on world rank 0, over its tensor-parallel group
+  double loss = 0;         ///< the 8 ranks' loss
+  double single_loss = 0;  ///< the one device's, over both replicas' micro-batches
+  int tp_all_reduces = 0;  ///< on world rank 0, over its tensor-parallel group
   /// |loss − single_loss| / |single_loss|.
   double deviation() const;
 };

@@ -38,7 +38,7 @@ std::vector<Balance> run_balance() {
             << fixed(blocks[0], 1) << " MFLOP/token each, the LM head " << fixed(head, 1)
             << " MFLOP/token on the last stage:\n\n"
             << table.markdown();
-  table.write_csv(results_dir() + "/08_pipeline_balance.csv");
+  table.write_csv(results_dir() + "/ch08_pipeline_balance.csv");
   return out;
 }
 

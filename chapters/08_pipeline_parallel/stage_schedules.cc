@@ -54,7 +54,7 @@ ScheduleRow measure(const StageOptions& o, const std::string& name, Trace* trace
   row.formula = formula_for(schedule);
   row.peaks = peak_in_flight(schedule);
   row.messages = shape.stages > 1 ? boundary_messages(shape) : 0;
-  write_timeline(t, results_dir() + "/08_timeline_" + name + ".tsv");
+  write_timeline(t, results_dir() + "/ch08_timeline_" + name + ".tsv");
 
   train::Config config;
   config.n_layer = o.layers, config.d_model = o.d_model, config.n_head = o.heads;
@@ -89,7 +89,7 @@ ScheduleRow measure(const StageOptions& o, const std::string& name, Trace* trace
   Timeline in_ms = executed;  // the real run's timeline, in milliseconds, for timeline.gp
   for (auto& rank : in_ms.ranks)
     for (auto& a : rank) a.start /= 1e3, a.end /= 1e3;
-  write_timeline(in_ms, results_dir() + "/08_executed_" + name + ".tsv");
+  write_timeline(in_ms, results_dir() + "/ch08_executed_" + name + ".tsv");
   return row;
 }
 
@@ -114,7 +114,7 @@ std::vector<ScheduleRow> run_schedules(const StageOptions& o) {
     std::cout << "running " << name << " on " << o.stages << " thread ranks ...\n";
     Trace trace;
     rows.push_back(measure(o, name, &trace));
-    trace.write_json(results_dir() + "/08_pipeline_" + name + ".json");
+    trace.write_json(results_dir() + "/ch08_pipeline_" + name + ".json");
     const ScheduleRow& r = rows.back();
     table.add_row({r.schedule, std::to_string(r.shape.stages),
                    std::to_string(r.shape.micro_batches), std::to_string(r.shape.chunks),
@@ -125,13 +125,13 @@ std::vector<ScheduleRow> run_schedules(const StageOptions& o) {
   std::cout << "\nSimulated with F = B = W = 1 (a B without split costs B + W = 2); the executed "
                "bubble is wall-clock idle on thread ranks sharing this machine's cores.\n\n"
             << table.markdown();
-  const std::string base = results_dir() + "/08_pipeline";
+  const std::string base = results_dir() + "/ch08_pipeline";
   table.write_csv(base + ".csv");
   table.write_json(base + ".json");
-  std::cout << "\nwrote " << base << ".csv, .json, 08_pipeline_<schedule>.json (Chrome traces) "
-            << "08_timeline_<schedule>.tsv (simulated) and 08_executed_<schedule>.tsv (the real "
+  std::cout << "\nwrote " << base << ".csv, .json, ch08_pipeline_<schedule>.json (Chrome traces) "
+            << "ch08_timeline_<schedule>.tsv (simulated) and ch08_executed_<schedule>.tsv (the real "
                "run, ms); draw one with\n  gnuplot -e \"in='"
-            << results_dir() << "/08_timeline_1f1b.tsv'; out='timeline.svg'\" "
+            << results_dir() << "/ch08_timeline_1f1b.tsv'; out='timeline.svg'\" "
             << "chapters/08_pipeline_parallel/timeline.gp\n";
   return rows;
 }
