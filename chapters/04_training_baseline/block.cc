@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "chapters/04_training_baseline/layers.h"
-#include "chapters/04_training_baseline/parallel.h"
 #include "chapters/04_training_baseline/profile.h"
+#include "chapters/04_training_baseline/threads.h"
 #include "common/check.h"
 
 namespace book::train {
@@ -294,17 +294,17 @@ template struct BlockActivations<double>;
 template struct BlockWorkspace<float>;
 template struct BlockWorkspace<double>;
 
-#define BOOK_BLOCK_INSTANTIATE(T)                                                                 \
-  template void block_forward<T>(                                                                 \
-      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, int, int, const T*, T*,  \
-      BlockActivations<T>&, BlockWorkspace<T>&, TensorParallelComm<T>*);                          \
-  template void block_forward_rows<T>(                                                            \
-      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, int, const T*, T*,       \
-      BlockActivations<T>&, BlockWorkspace<T>&, const AttentionCore<T>&, TensorParallelComm<T>*,  \
-      const LinearCore<T>&);                                                                      \
-  template void block_backward<T>(                                                                \
-      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, const BlockTensors<T>&,  \
-      int, int, const T*, const T*, T*, BlockActivations<T>&, BlockWorkspace<T>&,                 \
+#define BOOK_BLOCK_INSTANTIATE(T)                                                                \
+  template void block_forward<T>(                                                                \
+      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, int, int, const T*, T*, \
+      BlockActivations<T>&, BlockWorkspace<T>&, TensorParallelComm<T>*);                         \
+  template void block_forward_rows<T>(                                                           \
+      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, int, const T*, T*,      \
+      BlockActivations<T>&, BlockWorkspace<T>&, const AttentionCore<T>&, TensorParallelComm<T>*, \
+      const LinearCore<T>&);                                                                     \
+  template void block_backward<T>(                                                               \
+      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, const BlockTensors<T>&, \
+      int, int, const T*, const T*, T*, BlockActivations<T>&, BlockWorkspace<T>&,                \
       TensorParallelComm<T>*, const AttentionBackwardCore<T>&);
 
 BOOK_BLOCK_INSTANTIATE(float)

@@ -63,7 +63,7 @@ int body(int argc, char** argv) {
   book::print_machine_load();
   if (options.tour) print_tour_config(options);
   // One thread per rank: the ranks are the parallelism here, not sgemm's threads.
-  book::gemm::set_sgemm_threads(1);
+  const book::gemm::SgemmThreads one_thread(1);
   const book::train::TrainOptions training = stage_training(options);
   std::cout << "# Tensor, sequence and expert parallelism (chapter 7)\n\n"
             << "Model: " << training.model.n_layer << " layers, d_model " << training.model.d_model

@@ -162,7 +162,7 @@ std::vector<WallSetting> wall_settings();
 /// every setting of wall_settings() once; then the fastest continuous and the fastest static
 /// setting `repetitions` times interleaved, the order alternating. Timings are wall-clock: take
 /// them on a quiet machine.
-/// The engine runs on `threads` threads (chapter 1's set_sgemm_threads; 0: all), restored after.
+/// The engine runs on `threads` threads (chapter 1's SgemmThreads; 0: all), restored after.
 WallClock run_wall_clock(int requests, int repetitions, std::uint64_t seed, int threads);
 /// The selection run, one row per setting (the best of each side marked), with the profile:
 /// steps, rows per step, microseconds per row.

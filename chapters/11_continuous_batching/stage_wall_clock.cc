@@ -105,8 +105,7 @@ std::vector<WallSetting> wall_settings() {
 }
 
 WallClock run_wall_clock(int requests, int repetitions, std::uint64_t seed, int threads) {
-  const int saved_threads = gemm::sgemm_thread_count();
-  gemm::set_sgemm_threads(threads);
+  const gemm::SgemmThreads scope(threads);
   auto model = kv::random_model(wall_config(), seed);
   std::vector<GenerationRequest> work;
   for (const kv::Request& r : wall_workload(requests, seed)) {
@@ -150,7 +149,6 @@ WallClock run_wall_clock(int requests, int repetitions, std::uint64_t seed, int 
     w.ratios.push_back(w.continuous.runs.back().tokens_per_s /
                        w.fixed_batches.runs.back().tokens_per_s);
   }
-  gemm::set_sgemm_threads(saved_threads);
   return w;
 }
 
