@@ -1,9 +1,9 @@
 /// @file
-/// Seams where a memory remedy plugs into the model and the trainer without this chapter knowing
-/// it (chapter 9 implements them): which activations a model keeps (Recomputation), which
-/// attention kernel its blocks call (AttentionKernel), and which optimizer the trainer steps
-/// (TrainerOptimizer). Each default is chapter 4's own behaviour: every activation kept, the
-/// materialising attention of layers.h, AdamW with FP32 moments (adamw_state.h).
+/// Seams where a memory remedy plugs into the model and the trainer without the model knowing
+/// which: which activations a model keeps (Recomputation, recomputation.h), which attention kernel
+/// its blocks call (AttentionKernel), and which optimizer the trainer steps (TrainerOptimizer).
+/// Each default is this chapter's own behaviour: every activation kept, the materialising
+/// attention of layers.h, AdamW with FP32 moments (adamw_state.h).
 #pragma once
 
 #include <cstddef>
@@ -13,27 +13,10 @@
 
 #include "chapters/04_training_baseline/optimizer.h"
 #include "chapters/04_training_baseline/parameters.h"
+#include "chapters/04_training_baseline/recomputation.h"
 #include "common/memory.h"
 
 namespace book::train {
-
-/// Which activations a Model's forward pass keeps for its backward pass (Korthikanti et al.,
-/// "Reducing Activation Recomputation in Large Transformer Models", 2022, §4–5).
-enum class Recomputation {
-  /// Every block keeps everything (chapter 4's default).
-  kNone,
-  /// Every block keeps everything but what its attention core saves for the backward (the
-  /// B·h·T·T probabilities of chapter 4's attention): one block's worth is held, written by the
-  /// forward and rewritten from the block's q, k, v just before that block's backward.
-  kSelective,
-  /// Only the residual stream at each block's input is kept (it is kept anyway): one block's
-  /// activations are held, and each block's forward is run again, from its input, just before its
-  /// backward. One extra forward per step.
-  kFull,
-};
-
-/// "none", "selective" or "full".
-const char* recomputation_name(Recomputation recomputation);
 
 /// The causal attention core a block calls between its qkv projection and its output projection,
 /// for whole sequences (qkv [B·T, 3·h·D] in layers.h's layout, out [B·T, h·D]). What the forward

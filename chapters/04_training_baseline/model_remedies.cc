@@ -8,18 +8,6 @@
 
 namespace book::train {
 
-const char* recomputation_name(Recomputation recomputation) {
-  switch (recomputation) {
-    case Recomputation::kNone:
-      return "none";
-    case Recomputation::kSelective:
-      return "selective";
-    case Recomputation::kFull:
-      return "full";
-  }
-  return "?";
-}
-
 //! [remedy_blocks]
 template <typename T>
 void Activations<T>::make_remedy_blocks(const Model<T>& model) {

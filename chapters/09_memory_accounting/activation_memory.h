@@ -17,26 +17,26 @@
 
 #include <cstdint>
 
+#include "chapters/04_training_baseline/recomputation.h"
 #include "common/check.h"
 
 namespace book::mem {
 
-/// What the backward pass recomputes instead of keeping.
-enum class Recompute {
-  kNone,       ///< keep every activation
-  kSelective,  ///< recompute the attention core (QKᵀ, softmax, dropout, ·V): drops 5as/h
-  kFull,       ///< keep only each layer's input; recompute the whole layer in backward
-};
+/// What the backward pass recomputes instead of keeping: chapter 4's policies (kNone keeps every
+/// activation; kSelective recomputes the attention core, QKᵀ, softmax, dropout, ·V, which drops
+/// 5as/h per token; kFull keeps only each layer's input and recomputes the whole layer), the same
+/// names the trainer runs with.
+using train::Recomputation;
 
 /// The inputs of the formula (all positive; t divides a).
 struct LayerActivationInputs {
-  std::int64_t seq = 0;                    ///< s: positions per sequence
-  std::int64_t micro_batch = 0;            ///< b: sequences per micro-batch
-  std::int64_t hidden = 0;                 ///< h: the model's width
-  std::int64_t heads = 0;                  ///< a: attention heads
-  std::int64_t tensor_parallel = 1;        ///< t
-  bool sequence_parallel = false;          ///< shard the LayerNorm/dropout regions over t as well
-  Recompute recompute = Recompute::kNone;  ///< what backward recomputes
+  std::int64_t seq = 0;              ///< s: positions per sequence
+  std::int64_t micro_batch = 0;      ///< b: sequences per micro-batch
+  std::int64_t hidden = 0;           ///< h: the model's width
+  std::int64_t heads = 0;            ///< a: attention heads
+  std::int64_t tensor_parallel = 1;  ///< t
+  bool sequence_parallel = false;    ///< shard the LayerNorm/dropout regions over t as well
+  Recomputation recompute = Recomputation::kNone;  ///< what backward recomputes
 };
 
 /// Throws book::Error (naming activation_bytes_per_layer and the values) if the table's largest

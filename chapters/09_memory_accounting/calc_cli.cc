@@ -106,7 +106,7 @@ std::string describe(const Setup& s) {
       << zero::stage_name(s.parallel.stage) << ", tp " << s.parallel.tp
       << (s.parallel.sequence_parallel ? " +SP" : "") << ", pp " << s.parallel.pp
       << ", micro-batch " << s.micro_batch << " x seq " << s.seq << ", " << dtype_name(s.precision)
-      << ", recompute " << recompute_name(s.recompute) << ", " << optimizer_name(s.optimizer);
+      << ", recompute " << recomputation_name(s.recompute) << ", " << optimizer_name(s.optimizer);
   return out.str();
 }
 

@@ -8,15 +8,11 @@
 
 namespace book::mem {
 
-const char* recompute_name(Recompute r) {
-  return r == Recompute::kNone ? "none" : r == Recompute::kSelective ? "selective" : "full";
-}
-
-Recompute parse_recompute(std::string_view text) {
-  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
-    if (text == recompute_name(r)) return r;
+Recomputation parse_recompute(std::string_view text) {
+  for (Recomputation r : {Recomputation::kNone, Recomputation::kSelective, Recomputation::kFull})
+    if (text == recomputation_name(r)) return r;
   BOOK_CHECK(false, "--recompute: unknown policy '" << text << "' (valid: none, selective, full)");
-  return Recompute::kNone;
+  return Recomputation::kNone;
 }
 
 const char* optimizer_name(Optimizer o) { return o == Optimizer::kAdam ? "adam" : "adam8bit"; }
@@ -137,8 +133,8 @@ std::string to_json(const Breakdown& b) {
 
 double model_flops_per_token(double n) { return 6 * n; }
 
-double hardware_flops_per_token(double n, Recompute recompute) {
-  return recompute == Recompute::kFull ? 8 * n : 6 * n;
+double hardware_flops_per_token(double n, Recomputation recompute) {
+  return recompute == Recomputation::kFull ? 8 * n : 6 * n;
 }
 
 }  // namespace book::mem

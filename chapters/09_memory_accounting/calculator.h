@@ -27,10 +27,9 @@ enum class Optimizer {
 /// Elements per quantisation block of 8-bit Adam (bitsandbytes uses 2048).
 inline constexpr std::int64_t kAdam8bitBlock = 2048;
 
-/// "none", "selective", "full".
-const char* recompute_name(Recompute recompute);
-/// Parses a recompute_name; throws book::Error naming --recompute otherwise.
-Recompute parse_recompute(std::string_view text);
+/// Parses a recomputation_name (chapter 4's recomputation.h); throws book::Error naming --recompute
+/// otherwise.
+Recomputation parse_recompute(std::string_view text);
 /// "adam", "adam8bit".
 const char* optimizer_name(Optimizer optimizer);
 /// Parses an optimizer_name; throws book::Error naming --optimizer otherwise.
@@ -38,13 +37,13 @@ Optimizer parse_optimizer(std::string_view text);
 
 /// One training configuration.
 struct Setup {
-  ModelShape shape;                        ///< the model
-  Parallelism parallel;                    ///< the grid and the ZeRO stage
-  DType precision = DType::kBF16;          ///< mixed precision (bf16, f16) or f32
-  std::int64_t seq = 2048;                 ///< s: positions per sequence
-  std::int64_t micro_batch = 1;            ///< b: sequences per micro-batch
-  Recompute recompute = Recompute::kNone;  ///< activation recomputation
-  Optimizer optimizer = Optimizer::kAdam;  ///< optimizer state
+  ModelShape shape;                                ///< the model
+  Parallelism parallel;                            ///< the grid and the ZeRO stage
+  DType precision = DType::kBF16;                  ///< mixed precision (bf16, f16) or f32
+  std::int64_t seq = 2048;                         ///< s: positions per sequence
+  std::int64_t micro_batch = 1;                    ///< b: sequences per micro-batch
+  Recomputation recompute = Recomputation::kNone;  ///< activation recomputation
+  Optimizer optimizer = Optimizer::kAdam;          ///< optimizer state
   std::uint64_t bucket_bytes = 25u << 20;  ///< DDP/ZeRO gradient bucket (FP32 bytes; PyTorch's)
   std::uint64_t overhead_bytes = 0;        ///< CUDA context, library workspaces, allocator cache
 };
@@ -90,6 +89,6 @@ std::string to_json(const Breakdown& b);
 double model_flops_per_token(double matmul_parameters);
 /// Hardware FLOPs per token: 8N with full recomputation (the forward runs twice), 6N otherwise
 /// (selective recomputation's attention core is not in N): what HFU credits.
-double hardware_flops_per_token(double matmul_parameters, Recompute recompute);
+double hardware_flops_per_token(double matmul_parameters, Recomputation recompute);
 
 }  // namespace book::mem

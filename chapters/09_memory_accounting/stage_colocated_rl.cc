@@ -33,7 +33,7 @@ RlMemorySetup rl_setup(double gpu_gib) {
   train.shape = preset("llama2-7b");
   train.seq = 4096;
   train.micro_batch = 1;
-  train.recompute = Recompute::kFull;
+  train.recompute = Recomputation::kFull;
   train.parallel.dp = 8;
   train.parallel.stage = zero::Stage::kZero3;
   train.overhead_bytes = kRlOverhead;

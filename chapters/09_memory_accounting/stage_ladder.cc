@@ -30,13 +30,13 @@ std::vector<Rung> ladder() {
   std::vector<Rung> rungs{{"baseline: bf16 + Adam, micro-batch 8, 1 GPU", s}};
   s.micro_batch = 1;
   rungs.push_back({"micro-batch 1 (+ 8 accumulation steps: same global batch)", s});
-  s.recompute = Recompute::kSelective;
+  s.recompute = Recomputation::kSelective;
   rungs.push_back({"+ selective recomputation", s});
   // FlashAttention never stores the s² scores: the calculator prices it as selective
   // recomputation (the 5as/h term gone), without the lse's 4·a·s bytes per layer (under 0.1% of the
   // activations).
   rungs.push_back({"or instead: tiled (Flash) attention, no recomputation", s});
-  s.recompute = Recompute::kFull;
+  s.recompute = Recomputation::kFull;
   rungs.push_back({"+ full recomputation", s});
   s.parallel.dp = 8;
   s.parallel.stage = zero::Stage::kZero1;
@@ -82,7 +82,7 @@ Table sweep_table() {
   }
   s.seq = 4096;
   s.parallel.dp = 8;
-  s.recompute = Recompute::kSelective;
+  s.recompute = Recomputation::kSelective;
   for (zero::Stage z :
        {zero::Stage::kDdp, zero::Stage::kZero1, zero::Stage::kZero2, zero::Stage::kZero3}) {
     s.parallel.stage = z;

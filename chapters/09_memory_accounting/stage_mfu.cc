@@ -15,10 +15,11 @@ Table flops_table() {
   for (const char* name : {"llama2-7b", "gpt3-175b"}) {
     const ParameterBreakdown p = parameters_of(preset(name));
     const double n = static_cast<double>(p.total - p.embedding);  // matmul parameters
-    for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+    for (Recomputation r :
+         {Recomputation::kNone, Recomputation::kSelective, Recomputation::kFull}) {
       const double mfu = model_flops_per_token(n), hfu = hardware_flops_per_token(n, r);
-      t.add_row({name, recompute_name(r), fixed(mfu / 1e9, 1) + "e9", fixed(hfu / 1e9, 1) + "e9",
-                 fixed(hfu / mfu, 3)});
+      t.add_row({name, recomputation_name(r), fixed(mfu / 1e9, 1) + "e9",
+                 fixed(hfu / 1e9, 1) + "e9", fixed(hfu / mfu, 3)});
     }
   }
   return t;

@@ -22,11 +22,11 @@ std::uint64_t activation_bytes_per_layer(const LayerActivationInputs& in) {
   const std::uint64_t sbh = s * b * h;
   const std::uint64_t scores = 5 * a * s * s * b;  // sbh · 5as/h: QKᵀ, softmax, dropout (+mask)
   switch (in.recompute) {
-    case Recompute::kNone:
+    case Recomputation::kNone:
       return in.sequence_parallel ? (34 * sbh + scores) / t : 10 * sbh + (24 * sbh + scores) / t;
-    case Recompute::kSelective:
+    case Recomputation::kSelective:
       return in.sequence_parallel ? 34 * sbh / t : 10 * sbh + 24 * sbh / t;
-    case Recompute::kFull:
+    case Recomputation::kFull:
       return in.sequence_parallel ? 2 * sbh / t : 2 * sbh;
   }
   return 0;

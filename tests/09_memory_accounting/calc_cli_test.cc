@@ -33,7 +33,7 @@ TEST(CalcFlags, PresetAndGrid) {
   EXPECT_TRUE(r.setup.parallel.sequence_parallel);
   EXPECT_EQ(r.setup.micro_batch, 2);
   EXPECT_EQ(r.setup.seq, 8192);
-  EXPECT_EQ(r.setup.recompute, Recompute::kSelective);
+  EXPECT_EQ(r.setup.recompute, Recomputation::kSelective);
   EXPECT_GT(calculate(r.setup).total(), 0u);
 }
 

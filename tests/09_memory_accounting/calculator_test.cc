@@ -75,7 +75,7 @@ TEST(Calculator, ActivationsAreLayersTimesThePapersFormulaPlusEnds) {
   s.micro_batch = 2;
   s.parallel.tp = 4;
   s.parallel.sequence_parallel = true;
-  s.recompute = Recompute::kSelective;
+  s.recompute = Recomputation::kSelective;
   const std::uint64_t sb = 4096ull * 2, h = 4096, v = 32000;
   // 34·sbh/t per layer, 32 layers; the embedding's dropout sbh/t; the output layer 4sb(h+v)/t.
   EXPECT_EQ(calculate(s).activations, 32 * (34 * sb * h / 4) + sb * h / 4 + 4 * sb * (h + v) / 4);
@@ -156,11 +156,11 @@ TEST(Calculator, ModelStatesOfAShapeBeyondAnyMachineAreRefused) {
 TEST(Calculator, HardwareFlopsWithFullRecomputationAreEightN) {
   const double n = 6.5e9;
   EXPECT_EQ(model_flops_per_token(n), 6 * n);
-  EXPECT_EQ(hardware_flops_per_token(n, Recompute::kNone), 6 * n);
-  EXPECT_EQ(hardware_flops_per_token(n, Recompute::kSelective), 6 * n);
-  EXPECT_EQ(hardware_flops_per_token(n, Recompute::kFull), 8 * n);
+  EXPECT_EQ(hardware_flops_per_token(n, Recomputation::kNone), 6 * n);
+  EXPECT_EQ(hardware_flops_per_token(n, Recomputation::kSelective), 6 * n);
+  EXPECT_EQ(hardware_flops_per_token(n, Recomputation::kFull), 8 * n);
   // At equal step time, HFU = MFU · 8/6 under full recomputation.
-  EXPECT_DOUBLE_EQ(hardware_flops_per_token(n, Recompute::kFull) / model_flops_per_token(n),
+  EXPECT_DOUBLE_EQ(hardware_flops_per_token(n, Recomputation::kFull) / model_flops_per_token(n),
                    4.0 / 3.0);
 }
 
