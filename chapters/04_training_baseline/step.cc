@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "chapters/04_training_baseline/clipping.h"
+#include "chapters/04_training_baseline/mixed_precision.h"
 #include "chapters/04_training_baseline/trainer.h"
 #include "common/check.h"
 
@@ -51,6 +53,18 @@ StepResult run_step(const TrainOptions& options, std::int64_t steps_done, LossSc
   return result;
 }
 //! [run_step]
+
+//! [mixed_precision_step]
+double unscaled_sum_of_squares(DType precision, std::span<float> grads,
+                               std::span<std::uint16_t> bits, float loss_scale) {
+  if (precision != DType::kF32) {  // the gradients as 16-bit storage holds them, then unscaled
+    encode(precision, grads, bits);
+    decode(precision, bits, grads);
+    unscale(grads, loss_scale);
+  }
+  return sum_of_squares(grads);  // not finite exactly when a gradient is not
+}
+//! [mixed_precision_step]
 
 StepSpan::StepSpan(Trace* trace, int track, std::string lane, std::string name,
                    std::string category, double* seconds)

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "chapters/04_training_baseline/data.h"
@@ -78,6 +79,14 @@ class StepParts {
   /// Returns the global norm before clipping. Not called for a step the loss scaler skips.
   virtual double clip_and_update(float lr) = 0;
 };
+
+/// StepParts::unscale_gradients for a trainer that holds every gradient: under `precision` bf16
+/// or f16 the gradients go through 16-bit storage (`bits`, one per gradient: FP16 overflows past
+/// 65504 and flushes below 2^-24, BF16 keeps FP32's range with fewer digits) and are divided by
+/// `loss_scale`; under f32 they stay as they are. Returns their sum of squares (FP64, element
+/// order), the norm's square for clipping, which is finite exactly when every gradient is.
+double unscaled_sum_of_squares(DType precision, std::span<float> grads,
+                               std::span<std::uint16_t> bits, float loss_scale);
 
 /// One optimizer step, in the one order every trainer shares: begin_step with `steps_done` and
 /// the scaler's scale, parts.zero_gradients(), then options.accumulation times next_batch(),

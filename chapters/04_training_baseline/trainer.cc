@@ -150,19 +150,11 @@ float Trainer::mean_loss(double loss_sum, int micro_batches) {
   return static_cast<float>(loss_sum / micro_batches);
 }
 
-//! [mixed_precision_step]
 bool Trainer::unscale_gradients(float loss_scale) {
-  const std::span<float> grads = model_.grads().span();
-  if (mixed()) {
-    // The gradients as 16-bit storage would hold them: FP16 overflows past 65504 and flushes
-    // below 2^-24; BF16 keeps FP32's range with fewer digits. Then unscale into FP32.
-    encode(options_.precision, grads, low_grads_.span());
-    decode(options_.precision, low_grads_.span(), grads);
-    unscale(grads, loss_scale);
-  }
-  // One pass gives the norm and the finite check: the sum (FP64) of the squares is finite
-  // exactly when every gradient is (FP16's loss scaler skips the step when it is not).
-  squares_ = sum_of_squares(grads);
+  // The gradients as 16-bit storage would hold them, unscaled into FP32 (step.cc). One pass gives
+  // the norm and the finite check: FP16's loss scaler skips the step when they are not finite.
+  squares_ = unscaled_sum_of_squares(options_.precision, model_.grads().span(),
+                                     low_grads_.span(), loss_scale);
   return std::isfinite(squares_);
 }
 
@@ -176,7 +168,6 @@ double Trainer::clip_and_update(float lr) {
   if (mixed()) refresh_low_weights();
   return std::sqrt(squares_);
 }
-//! [mixed_precision_step]
 
 float Trainer::validation_loss(int batches, std::uint64_t seed) {
   BOOK_CHECK(batches >= 1, "validation_loss: batches must be >= 1, got " << batches);

@@ -290,13 +290,8 @@ float DdpTrainer::mean_loss(double loss_sum, int micro_batches) {
 // same decisions (skip, clip factor) and the same update.
 bool DdpTrainer::unscale_gradients(float loss_scale) {
   const train::StepSpan timed = span("optimizer", "optimizer", &times_.optimizer);
-  const std::span<float> grads = model_.grads().span();
-  if (mixed()) {
-    train::encode(options_.train.precision, grads, low_grads_);
-    train::decode(options_.train.precision, low_grads_, grads);
-    train::unscale(grads, loss_scale);
-  }
-  squares_ = train::sum_of_squares(grads);
+  squares_ = train::unscaled_sum_of_squares(options_.train.precision, model_.grads().span(),
+                                            low_grads_, loss_scale);
   return std::isfinite(squares_);
 }
 

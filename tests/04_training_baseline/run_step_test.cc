@@ -1,11 +1,13 @@
 // The step's order, written once (step.h's run_step): a recording StepParts shows the calls in
 // order, the loss scale each micro-batch gets, the "last" flag, the FP16 skip (no update, the scale
-// halved), and the stops of a diverged FP32 run before any update; StepSpan adds its time to a
-// counter and records one box. Scaffolding: both tracks.
+// halved), and the stops of a diverged FP32 run before any update; unscaled_sum_of_squares goes
+// through 16 bits; StepSpan adds its time to a counter and records one box. Scaffolding: both
+// tracks.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <thread>
@@ -115,6 +117,21 @@ TEST(RunStep, StopsADivergedRunBeforeTheUpdate) {
   expect_error([&] { run_step(o, 6, scaler, bad_gradients); },
                "step 7: the gradients are not all finite");
   EXPECT_EQ(bad_gradients.calls.back(), "unscale") << "no update after non-finite gradients";
+}
+
+TEST(UnscaledSumOfSquares, GoesThrough16BitsThenUnscales) {
+  std::vector<std::uint16_t> bits(3);
+  std::vector<float> f16 = {8.0f, 1.0e-9f, -3.0f};  // 1e-9 flushes to 0 in FP16
+  EXPECT_EQ(unscaled_sum_of_squares(DType::kF16, f16, bits, 2.0f), 16.0 + 0.0 + 2.25);
+  EXPECT_EQ(f16, (std::vector<float>{4.0f, 0.0f, -1.5f})) << "the gradients, unscaled in place";
+  std::vector<float> overflow = {70000.0f, 1.0f, 1.0f};  // past FP16's 65504
+  EXPECT_FALSE(std::isfinite(unscaled_sum_of_squares(DType::kF16, overflow, bits, 2.0f)));
+  std::vector<float> bf16 = {1.0f + 1.0f / 1024, 2.0f, 0.0f};  // BF16 keeps 8 bits of mantissa
+  EXPECT_EQ(unscaled_sum_of_squares(DType::kBF16, bf16, bits, 1.0f), 1.0 + 4.0);
+  std::vector<float> f32 = {1.0f + 1.0f / 1024, 3.0f, 0.0f};  // FP32: as it is, not unscaled
+  const double want = static_cast<double>(f32[0]) * f32[0] + 9.0;
+  EXPECT_EQ(unscaled_sum_of_squares(DType::kF32, f32, {}, 4.0f), want);
+  EXPECT_EQ(f32[1], 3.0f);
 }
 
 TEST(StepSpan, AddsItsTimeAndRecordsOneBox) {
