@@ -127,55 +127,46 @@ std::int64_t Trainer::tokens_per_step() const {
 }
 
 StepResult Trainer::step() {
-  StepResult result = begin_step(options_, step_, scaler_.scale());
-  const bool fp16 = options_.precision == DType::kF16;
-
-  {
-    const LayerScope scope("zero gradients");
-    model_.zero_grad();
-  }
-  double loss_sum = 0;
-  for (int micro = 0; micro < options_.accumulation; ++micro) {
-    const Batch batch = [&] {
-      const LayerScope scope("sample a batch");
-      return task_.batch(data_rng_, Split::kTrain, options_.micro_batch);
-    }();
-    // Each micro-batch's loss is a mean, so dividing by the count makes the sum a mean too.
-    loss_sum += forward_backward(
-        model_, batch, result.loss_scale / static_cast<float>(options_.accumulation), acts_);
-  }
-  result.loss = static_cast<float>(loss_sum / options_.accumulation);
-  // Without a loss scaler (FP32, BF16) a loss that is not finite means the run has diverged:
-  // stop here, before the update, rather than train on NaN for the rest of the schedule.
-  check_not_diverged(options_, result);
-
-  //! [mixed_precision_step]
-  std::span<float> grads = model_.grads().span();
-  if (mixed()) {
-    // The gradients as 16-bit storage would hold them: FP16 overflows past 65504 and flushes
-    // below 2^-24; BF16 keeps FP32's range with fewer digits. Then unscale into FP32.
-    encode(options_.precision, grads, low_grads_.span());
-    decode(options_.precision, low_grads_.span(), grads);
-    unscale(grads, result.loss_scale);
-    if (fp16 && !scaler_.update(!all_finite(grads))) {  // overflow: skip, with a smaller scale
-      result.skipped = true;
-      step_ = result.step;
-      return result;
-    }
-  }
-  const double squares = sum_of_squares(grads);
-  result.grad_norm = std::sqrt(squares);
-  check_not_diverged(options_, result, std::isfinite(squares));
-  scale_gradients(grads, clip_coefficient(squares, options_.clip_norm));
-  //! [mixed_precision_step]
-
-  if (optimizer_)
-    optimizer_->update(master(), grads, result.lr, options_.adamw);
-  else
-    adamw_update(model_.layout(), adam_, master(), grads, result.lr, options_.adamw);
-  if (mixed()) refresh_low_weights();
+  const StepResult result = run_step(options_, step_, scaler_, *this);
   step_ = result.step;
   return result;
+}
+
+void Trainer::zero_gradients() {
+  const LayerScope scope("zero gradients");
+  model_.zero_grad();
+}
+
+Batch Trainer::next_batch() {
+  const LayerScope scope("sample a batch");
+  return task_.batch(data_rng_, Split::kTrain, options_.micro_batch);
+}
+
+double Trainer::micro_batch(const Batch& batch, float loss_scale, bool /*last*/) {
+  return train::forward_backward(model_, batch, loss_scale, acts_);
+}
+
+float Trainer::mean_loss(double loss_sum, int micro_batches) {
+  return static_cast<float>(loss_sum / micro_batches);
+}
+
+bool Trainer::unscale_gradients(float loss_scale) {
+  // The gradients as 16-bit storage would hold them, unscaled into FP32 (step.cc). One pass gives
+  // the norm and the finite check: FP16's loss scaler skips the step when they are not finite.
+  squares_ = unscaled_sum_of_squares(options_.precision, model_.grads().span(),
+                                     low_grads_.span(), loss_scale);
+  return std::isfinite(squares_);
+}
+
+double Trainer::clip_and_update(float lr) {
+  const std::span<float> grads = model_.grads().span();
+  scale_gradients(grads, clip_coefficient(squares_, options_.clip_norm));
+  if (optimizer_)
+    optimizer_->update(master(), grads, lr, options_.adamw);
+  else
+    adamw_update(model_.layout(), adam_, master(), grads, lr, options_.adamw);
+  if (mixed()) refresh_low_weights();
+  return std::sqrt(squares_);
 }
 
 float Trainer::validation_loss(int batches, std::uint64_t seed) {

@@ -3,8 +3,8 @@
 /// weights and dynamic loss scaling, global-norm clipping, AdamW under a warm-up + cosine schedule,
 /// evaluation (validation loss, task accuracy by greedy decoding) and checkpoints.
 ///
-/// Trainer::step() is a thin composition of the public pieces listed in step.h; the parallel
-/// chapters compose the same pieces with communication in between.
+/// Trainer::step() is step.h's run_step with the one-device StepParts; a trainer that spreads the
+/// work over several processors supplies its own parts to the same run_step.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,7 @@
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/04_training_baseline/optimizer.h"
 #include "chapters/04_training_baseline/precision.h"
+#include "chapters/04_training_baseline/step.h"
 #include "common/memory.h"
 #include "common/rng.h"
 
@@ -123,7 +124,7 @@ ModelWeights read_model_weights(const std::string& path);
 /// mixed precision the 16-bit weights and gradients. A step allocates nothing, so the tracker's
 /// peak is what is live after construction (an attention kernel or optimizer from the options
 /// may hold scratch during a step: then the peak is during the step).
-class Trainer {
+class Trainer : private StepParts {
  public:
   /// A fresh run: model initialised from options.seed, data stream seeded from it. Allocations
   /// report to `tracker` (not owned; must outlive the trainer), or to the trainer's own. Throws
@@ -173,6 +174,13 @@ class Trainer {
     return mixed() ? master_.span() : model_.params().span();
   }
   void refresh_low_weights();
+  // The one-device parts of run_step (step.h).
+  void zero_gradients() override;
+  Batch next_batch() override;
+  double micro_batch(const Batch& batch, float loss_scale, bool last) override;
+  float mean_loss(double loss_sum, int micro_batches) override;
+  bool unscale_gradients(float loss_scale) override;
+  double clip_and_update(float lr) override;
 
   TrainOptions options_;
   AdditionTask task_;
@@ -187,6 +195,7 @@ class Trainer {
   LossScaler scaler_;
   Rng data_rng_;
   std::int64_t step_ = 0;
+  double squares_ = 0;  // the step's sum of squared gradients, from unscale to clip
 };
 
 }  // namespace book::train

@@ -1,5 +1,5 @@
-// The data-parallel step: chapter 4's pieces, with each rung's gradient synchronisation between
-// backward and the optimizer. Checkpoints are in ddp_checkpoint.cc.
+// The data-parallel step: chapter 4's run_step, with each rung's gradient synchronisation as the
+// part between backward and the optimizer. Checkpoints are in ddp_checkpoint.cc.
 #include "chapters/05_data_parallel/ddp_trainer.h"
 
 #include <pthread.h>
@@ -172,7 +172,14 @@ void DdpTrainer::sleep_for_link(std::size_t bytes) const {
   sleep_seconds(options_.faults.link_delay_s_per_mib * static_cast<double>(bytes) / (1 << 20));
 }
 
+train::StepSpan DdpTrainer::span(const char* name, const char* category, double* seconds) {
+  return train::StepSpan(comm_.trace(), comm_.trace_track(), "compute", name, category, seconds);
+}
+
+void DdpTrainer::zero_gradients() { model_.zero_grad(); }
+
 train::Batch DdpTrainer::next_batch() {
+  const train::StepSpan timed = span("data", "data", &times_.data);
   // The stream is chapter 4's: every rank draws the whole global micro-batch (the generator is a
   // sequence, so skipping rows would still draw them) and keeps the rows the sampler deals it.
   const train::Batch global =
@@ -208,10 +215,50 @@ coll::CollectiveHandle DdpTrainer::launch_bucket(std::size_t index, const FlatRa
 }
 //! [launch_bucket]
 
-void DdpTrainer::synchronize_gradients() {
+//! [ddp_step]
+train::StepResult DdpTrainer::step() {
+  const Timer step_timer;
+  times_ = {};
+  const FaultInjection& faults = options_.faults;
+  BOOK_CHECK(!(faults.fail_rank == comm_.rank() && faults.fail_step == step_ + 1),
+             "injected failure: rank " << comm_.rank() << " stops at step " << step_ + 1);
+  const coll::Counters before = gradient_counters();
+  const train::StepResult result = train::run_step(options_.train, step_, scaler_, *this);
+  const coll::Counters after = gradient_counters();
+  times_.gradient_bytes = after.bytes_sent - before.bytes_sent;
+  times_.gradient_messages = after.messages_sent - before.messages_sent;
+  if (!overlaps_backward(options_.rung)) times_.comm_busy = times_.comm_wait;  // all exposed
+  times_.step = step_timer.seconds();
+  step_ = result.step;
+  return result;
+}
+
+double DdpTrainer::micro_batch(const train::Batch& batch, float loss_scale, bool last) {
+  double loss = 0;
+  {
+    const train::StepSpan timed = span("forward", "forward", &times_.forward);
+    loss = model_.forward(acts_, batch.tokens.data(), batch.targets.data(), batch.batch,
+                          batch.seq_len);
+    if (options_.faults.straggler_rank == comm_.rank())
+      sleep_seconds(options_.faults.straggler_delay_s);
+  }
+  const train::StepSpan timed = span("backward", "backward", &times_.backward);
+  if (reducer_ && synchronizes(last)) {
+    reducer_->begin_pass();
+    model_.backward(acts_, loss_scale, reducer_->hook());  // buckets start in here
+  } else {
+    model_.backward(acts_, loss_scale);
+  }
+  return loss;
+}
+
+// Rung 4 (PyTorch's no_sync): earlier micro-batches only accumulate locally.
+bool DdpTrainer::synchronizes(bool last) const { return options_.rung != Rung::kNoSync || last; }
+
+void DdpTrainer::synchronize_gradients(bool last) {
+  if (!synchronizes(last)) return;
+  const train::StepSpan timed = span("wait for gradients", "wait", &times_.comm_wait);
   const std::span<float> grads = model_.grads().span();
-  Trace::Span span(comm_.trace(), comm_.trace_track(), "compute", "wait for gradients", "wait");
-  const Timer timer;
   switch (options_.rung) {
     case Rung::kPerTensor:
       for (const FlatRange& t : tensors_) sleep_for_link(t.size() * sizeof(float));
@@ -228,98 +275,33 @@ void DdpTrainer::synchronize_gradients() {
       for (double s : bucket_seconds_) times_.comm_busy += s;
       break;
   }
-  const double waited = timer.seconds();
-  times_.comm_wait += waited;
-  if (!overlaps_backward(options_.rung)) times_.comm_busy += waited;  // blocking: all exposed
 }
-
 //! [ddp_step]
-train::StepResult DdpTrainer::step() {
-  const Timer step_timer;
-  times_ = {};
-  const FaultInjection& faults = options_.faults;
-  BOOK_CHECK(!(faults.fail_rank == comm_.rank() && faults.fail_step == step_ + 1),
-             "injected failure: rank " << comm_.rank() << " stops at step " << step_ + 1);
-  const train::TrainOptions& o = options_.train;
-  train::StepResult result = train::begin_step(o, step_, scaler_.scale());
-  const bool fp16 = o.precision == DType::kF16;
-  const coll::Counters before = gradient_counters();
-  Trace* trace = comm_.trace();
-  const int track = comm_.trace_track();
 
-  model_.zero_grad();
-  double loss_sum = 0;
-  for (int micro = 0; micro < o.accumulation; ++micro) {
-    train::Batch batch;
-    {
-      Trace::Span span(trace, track, "compute", "data", "data");
-      const Timer timer;
-      batch = next_batch();
-      times_.data += timer.seconds();
-    }
-    {
-      Trace::Span span(trace, track, "compute", "forward", "forward");
-      const Timer timer;
-      loss_sum += model_.forward(acts_, batch.tokens.data(), batch.targets.data(), batch.batch,
-                                 batch.seq_len);
-      if (faults.straggler_rank == comm_.rank()) sleep_seconds(faults.straggler_delay_s);
-      times_.forward += timer.seconds();
-    }
-    // Rung 4 (PyTorch's no_sync): earlier micro-batches only accumulate locally.
-    const bool sync = options_.rung != Rung::kNoSync || micro == o.accumulation - 1;
-    {
-      Trace::Span span(trace, track, "compute", "backward", "backward");
-      const Timer timer;
-      const float scale = result.loss_scale / static_cast<float>(o.accumulation);
-      if (sync && reducer_) {
-        reducer_->begin_pass();
-        model_.backward(acts_, scale, reducer_->hook());  // buckets start in here
-      } else {
-        model_.backward(acts_, scale);
-      }
-      times_.backward += timer.seconds();
-    }
-    if (sync) synchronize_gradients();
-  }
-
+float DdpTrainer::mean_loss(double loss_sum, int micro_batches) {
   {
-    Trace::Span span(trace, track, "compute", "loss all-reduce", "loss");
-    const Timer timer;
+    const train::StepSpan timed = span("loss all-reduce", "loss", &times_.loss_sync);
     comm_.all_reduce(std::span<double>(&loss_sum, 1), coll::ReduceOp::kSum);  // for the log only
-    times_.loss_sync = timer.seconds();
   }
-  result.loss = static_cast<float>(loss_sum / (o.accumulation * comm_.size()));
-  train::check_not_diverged(o, result);  // every rank has the same loss: all stop, or none
-  const Timer optimizer_timer;
-  Trace::Span optimizer_span(trace, track, "compute", "optimizer", "optimizer");
-  const coll::Counters after = gradient_counters();
-  times_.gradient_bytes = after.bytes_sent - before.bytes_sent;
-  times_.gradient_messages = after.messages_sent - before.messages_sent;
-
-  // From here on, chapter 4's Trainer::step: every rank has the same gradients, so every rank
-  // makes the same decisions (skip, clip factor) and the same update.
-  std::span<float> grads = model_.grads().span();
-  bool apply = true;
-  if (mixed()) {
-    train::encode(o.precision, grads, low_grads_);
-    train::decode(o.precision, low_grads_, grads);
-    train::unscale(grads, result.loss_scale);
-    if (fp16) apply = scaler_.update(!train::all_finite(grads));
-    result.skipped = !apply;
-  }
-  if (apply) {
-    const double squares = train::sum_of_squares(grads);
-    result.grad_norm = std::sqrt(squares);
-    train::check_not_diverged(o, result, std::isfinite(squares));
-    train::scale_gradients(grads, train::clip_coefficient(squares, o.clip_norm));
-    train::adamw_update(model_.layout(), adam_, master(), grads, result.lr, o.adamw);
-    if (mixed()) refresh_low_weights();
-  }
-  times_.optimizer = optimizer_timer.seconds();
-  times_.step = step_timer.seconds();
-  step_ = result.step;
-  return result;
+  return static_cast<float>(loss_sum / (micro_batches * comm_.size()));
 }
-//! [ddp_step]
+
+// From here on, chapter 4's Trainer: every rank has the same gradients, so every rank makes the
+// same decisions (skip, clip factor) and the same update.
+bool DdpTrainer::unscale_gradients(float loss_scale) {
+  const train::StepSpan timed = span("optimizer", "optimizer", &times_.optimizer);
+  squares_ = train::unscaled_sum_of_squares(options_.train.precision, model_.grads().span(),
+                                            low_grads_, loss_scale);
+  return std::isfinite(squares_);
+}
+
+double DdpTrainer::clip_and_update(float lr) {
+  const train::StepSpan timed = span("optimizer", "optimizer", &times_.optimizer);
+  const std::span<float> grads = model_.grads().span();
+  train::scale_gradients(grads, train::clip_coefficient(squares_, options_.train.clip_norm));
+  train::adamw_update(model_.layout(), adam_, master(), grads, lr, options_.train.adamw);
+  if (mixed()) refresh_low_weights();
+  return std::sqrt(squares_);
+}
 
 }  // namespace book::ddp

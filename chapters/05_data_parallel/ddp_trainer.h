@@ -5,14 +5,17 @@
 /// chapter 4's one-device run: bit for bit at N = 1, within rounding at N > 1 (the batch's
 /// gradient is summed in another order).
 ///
-/// The step is chapter 4's pieces with communication in between:
+/// The step is chapter 4's run_step (step.h); this trainer supplies its parts:
 /// 1. data: draw the global micro-batch from chapter 4's stream, keep this rank's rows (the
 ///    distributed sampler);
 /// 2. forward, then backward with the reducer's hook (rungs 3 and 4: buckets start during
-///    backward) or followed by a blocking all-reduce (rungs 1 and 2);
-/// 3. wait for the gradients; the mean loss over ranks (one FP64 number on the caller's
-///    communicator, not counted as gradient traffic: it is only for the log);
-/// 4. mixed precision, clipping, AdamW over the whole flat range, exactly as Trainer::step.
+///    backward);
+/// 3. the gradient synchronisation after each micro-batch's backward: a blocking all-reduce
+///    (rungs 1 and 2), or waiting for the buckets backward started (rung 3; rung 4 on the last
+///    micro-batch only);
+/// 4. the mean loss over ranks (one FP64 number on the caller's communicator, not counted as
+///    gradient traffic: it is only for the log);
+/// 5. mixed precision, clipping, AdamW over the whole flat range, exactly as Trainer::step.
 ///
 /// Communicators: the caller's (`comm`) carries the checks, the loss and the checkpoints' barriers;
 /// gradients go over a group split off it (rungs 1–2, on this thread) or an AsyncCommunicator's
@@ -33,6 +36,7 @@
 #include "chapters/04_training_baseline/data.h"
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/04_training_baseline/precision.h"
+#include "chapters/04_training_baseline/step.h"
 #include "chapters/04_training_baseline/trainer.h"
 #include "chapters/05_data_parallel/ddp_options.h"
 #include "chapters/05_data_parallel/reducer.h"
@@ -61,7 +65,7 @@ struct StepTimes {
 
 /// One rank's end of a data-parallel run. Every rank builds one with equal options (checked), and
 /// calls step(), save(), load() and verify_replicas() together.
-class DdpTrainer {
+class DdpTrainer : private train::StepParts {
  public:
   /// Checks the options (resolve) and that every rank has the same (fingerprint, all-gathered),
   /// builds and initialises the replica (chapter 4's init with the run's seed), checks that every
@@ -113,8 +117,16 @@ class DdpTrainer {
   bool mixed() const { return options_.train.precision != DType::kF32; }
   std::span<float> master();
   void refresh_low_weights();
-  train::Batch next_batch();
-  void synchronize_gradients();
+  train::StepSpan span(const char* name, const char* category, double* seconds);
+  bool synchronizes(bool last) const;
+  // The data-parallel parts of chapter 4's run_step.
+  void zero_gradients() override;
+  train::Batch next_batch() override;
+  double micro_batch(const train::Batch& batch, float loss_scale, bool last) override;
+  void synchronize_gradients(bool last) override;
+  float mean_loss(double loss_sum, int micro_batches) override;
+  bool unscale_gradients(float loss_scale) override;
+  double clip_and_update(float lr) override;
   coll::CollectiveHandle launch_bucket(std::size_t index, const FlatRange& bucket);
   void sleep_for_link(std::size_t bytes) const;
 
@@ -137,6 +149,7 @@ class DdpTrainer {
   std::vector<double> bucket_seconds_;              // written by the comm thread
   StepTimes times_;
   std::int64_t step_ = 0;
+  double squares_ = 0;  // the step's sum of squared gradients, from unscale to clip
 };
 
 }  // namespace book::ddp

@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "chapters/04_training_baseline/mixed_precision.h"
 #include "chapters/04_training_baseline/optimizer.h"
@@ -223,16 +224,15 @@ coll::CollectiveHandle Zero3Trainer::reduce(std::size_t unit) {
 //! [zero3_reduce]
 
 //! [zero3_micro_batch]
-void Zero3Trainer::micro_batch(const train::Batch& batch, float loss_scale, double& loss_sum) {
+double Zero3Trainer::micro_batch(const train::Batch& batch, float loss_scale, bool /*last*/) {
   const int layers = options_.train.model.n_layer;
   const std::size_t head = 0, embeddings = plan_.buckets.size() - 1;
   auto unit = [layers](int layer) { return static_cast<std::size_t>(layers - layer); };
-  Trace* trace = comm_.trace();
-  const int track = comm_.trace_track();
+  double loss = 0;
   std::vector<std::optional<coll::CollectiveHandle>> gathered(plan_.buckets.size());
   auto ready = [&](std::size_t u) {  // gathered[u], started now if it was not prefetched
     if (!gathered[u]) gathered[u] = gather(u);
-    Trace::Span span(trace, track, "compute", "wait for parameters", "wait");
+    const train::StepSpan timed = span("wait for parameters", "wait");
     gathered[u]->wait();
     gathered[u].reset();
   };
@@ -249,12 +249,12 @@ void Zero3Trainer::micro_batch(const train::Batch& batch, float loss_scale, doub
     ready(unit(l));
     if (prefetch_ && l + 1 < layers) gathered[unit(l + 1)] = gather(unit(l + 1));
     bind(unit(l));
-    Trace::Span span(trace, track, "compute", "forward h" + std::to_string(l), "forward");
+    const train::StepSpan timed = span("forward h" + std::to_string(l), "forward");
     model_.layers_forward(acts_, l, l + 1);
   }  // block l's slot is free once block l + 2 is gathered into it
   {
-    Trace::Span span(trace, track, "compute", "head forward", "forward");
-    loss_sum += model_.head_forward(acts_, batch.targets.data());
+    const train::StepSpan timed = span("head forward", "forward");
+    loss = model_.head_forward(acts_, batch.targets.data());
   }
 
   // Backward: the outer unit and every block gathered again (they were dropped after forward),
@@ -266,7 +266,7 @@ void Zero3Trainer::micro_batch(const train::Batch& batch, float loss_scale, doub
   std::fill(outer_grads_.begin(), outer_grads_.end(), 0.0f);
   bind(embeddings), bind(head);
   {
-    Trace::Span span(trace, track, "compute", "head backward", "backward");
+    const train::StepSpan timed = span("head backward", "backward");
     model_.head_backward(acts_, loss_scale);
   }
   const coll::CollectiveHandle head_reduced = reduce(head);  // the final LayerNorm is done
@@ -275,7 +275,7 @@ void Zero3Trainer::micro_batch(const train::Batch& batch, float loss_scale, doub
     if (prefetch_ && l > 0) gathered[unit(l - 1)] = gather(unit(l - 1));
     const std::size_t slot = slot_of(unit(l));
     if (pending_reduce_[slot]) {  // the slot's last gradient must have left before it is reused
-      Trace::Span span(trace, track, "compute", "wait for gradients", "wait");
+      const train::StepSpan timed = span("wait for gradients", "wait");
       pending_reduce_[slot]->wait();
       pending_reduce_[slot].reset();
     }
@@ -283,25 +283,27 @@ void Zero3Trainer::micro_batch(const train::Batch& batch, float loss_scale, doub
     std::fill(grads.begin(), grads.end(), 0.0f);
     bind(unit(l));
     {
-      Trace::Span span(trace, track, "compute", "backward h" + std::to_string(l), "backward");
+      const train::StepSpan timed = span("backward h" + std::to_string(l), "backward");
       model_.layers_backward(acts_, l + 1, l);
     }
     pending_reduce_[slot] = reduce(unit(l));
   }
   {
-    Trace::Span span(trace, track, "compute", "embedding backward", "backward");
+    const train::StepSpan timed = span("embedding backward", "backward");
     model_.embed_backward(acts_);  // wte's gradient: the head's use plus the embedding's
   }
   const coll::CollectiveHandle embeddings_reduced = reduce(embeddings);
-  Trace::Span span(trace, track, "compute", "wait for gradients", "wait");
+  const train::StepSpan timed = span("wait for gradients", "wait");
   head_reduced.wait();
   for (std::optional<coll::CollectiveHandle>& h : pending_reduce_)
     if (h) h->wait(), h.reset();
   embeddings_reduced.wait();
+  return loss;
 }
 //! [zero3_micro_batch]
 
-bool Zero3Trainer::unscale_and_check(float loss_scale) {
+bool Zero3Trainer::unscale_gradients(float loss_scale) {
+  const train::StepSpan timed = span("optimizer", "optimizer");
   if (mixed()) {
     train::decode(options_.train.precision, grad16_.span(), grad32_.span());
     train::unscale(grad32_.span(), loss_scale);
@@ -311,6 +313,11 @@ bool Zero3Trainer::unscale_and_check(float loss_scale) {
   return bad == 0.0;
 }
 
+train::StepSpan Zero3Trainer::span(std::string name, std::string category) {
+  return train::StepSpan(comm_.trace(), comm_.trace_track(), "compute", std::move(name),
+                         std::move(category));
+}
+
 train::Batch Zero3Trainer::next_batch() {
   return local_batch(task_, data_rng_, sampler_, options_.train.micro_batch);
 }
@@ -318,41 +325,38 @@ train::Batch Zero3Trainer::next_batch() {
 //! [zero3_step]
 train::StepResult Zero3Trainer::step() {
   counts_ = {};
-  const train::TrainOptions& o = options_.train;
-  train::StepResult result = train::begin_step(o, step_, scaler_.scale());
-  const bool fp16 = o.precision == DType::kF16;
   const coll::Counters before = async_->communicator().counters();
-
-  std::fill(grad32_.begin(), grad32_.end(), 0.0f);
-  std::fill(grad16_.begin(), grad16_.end(), std::uint16_t{0});  // +0 in bf16 and f16
-  double loss_sum = 0;
-  for (int micro = 0; micro < o.accumulation; ++micro)
-    micro_batch(next_batch(), result.loss_scale / static_cast<float>(o.accumulation), loss_sum);
-  comm_.all_reduce(std::span<double>(&loss_sum, 1), coll::ReduceOp::kSum);  // for the log only
-  result.loss = static_cast<float>(loss_sum / (o.accumulation * comm_.size()));
-
-  Trace::Span span(comm_.trace(), comm_.trace_track(), "compute", "optimizer", "optimizer");
-  // The loss and the finiteness are all-reduced: every rank stops at the same step, or none.
-  train::check_not_diverged(o, result);
-  const bool finite = unscale_and_check(result.loss_scale);
-  train::check_not_diverged(o, result, finite);
-  const bool apply = !fp16 || scaler_.update(!finite);
-  result.skipped = !apply;
-  if (apply) {  // ZeRO-1/2's sharded step; nothing to all-gather: the next forward gathers
-    std::vector<std::span<float>> master, grads;
-    for (std::size_t u = 0; u < plan_.pieces.size(); ++u) {
-      master.push_back(master_piece(u));
-      grads.push_back(grad32_.span().subspan(plan_.offsets[u], plan_.pieces[u].size()));
-    }
-    result.grad_norm = shard_optimizer_step(&comm_, model_.layout(), plan_.pieces, master, grads,
-                                            adam_, result.lr, o.adamw, o.clip_norm);
-    if (mixed()) train::encode(o.precision, master_.span(), shard16_.span());
-  }
+  const train::StepResult result = train::run_step(options_.train, step_, scaler_, *this);
   const coll::Counters after = async_->communicator().counters();
   counts_.bytes_sent = after.bytes_sent - before.bytes_sent;
   counts_.messages_sent = after.messages_sent - before.messages_sent;
   step_ = result.step;
   return result;
+}
+
+void Zero3Trainer::zero_gradients() {  // the shards the micro-batches' reduce-scatters add into
+  std::fill(grad32_.begin(), grad32_.end(), 0.0f);
+  std::fill(grad16_.begin(), grad16_.end(), std::uint16_t{0});  // +0 in bf16 and f16
+}
+
+float Zero3Trainer::mean_loss(double loss_sum, int micro_batches) {
+  comm_.all_reduce(std::span<double>(&loss_sum, 1), coll::ReduceOp::kSum);  // for the log only
+  return static_cast<float>(loss_sum / (micro_batches * comm_.size()));
+}
+
+// ZeRO-1/2's sharded step; nothing to all-gather: the next forward gathers what it needs.
+double Zero3Trainer::clip_and_update(float lr) {
+  const train::StepSpan timed = span("optimizer", "optimizer");
+  std::vector<std::span<float>> master, grads;
+  for (std::size_t u = 0; u < plan_.pieces.size(); ++u) {
+    master.push_back(master_piece(u));
+    grads.push_back(grad32_.span().subspan(plan_.offsets[u], plan_.pieces[u].size()));
+  }
+  const double norm = shard_optimizer_step(&comm_, model_.layout(), plan_.pieces, master, grads,
+                                           adam_, lr, options_.train.adamw,
+                                           options_.train.clip_norm);
+  if (mixed()) train::encode(options_.train.precision, master_.span(), shard16_.span());
+  return norm;
 }
 //! [zero3_step]
 

@@ -41,6 +41,7 @@
 #include "chapters/04_training_baseline/data.h"
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/04_training_baseline/precision.h"
+#include "chapters/04_training_baseline/step.h"
 #include "chapters/04_training_baseline/trainer.h"
 #include "chapters/05_data_parallel/sampler.h"
 #include "chapters/06_zero/sharding.h"
@@ -72,7 +73,7 @@ StepTraffic zero3_traffic_per_step(const ShardPlan& plan, DType precision, int m
 
 /// One rank's end of a ZeRO-3 run (options.stage must be kZero3). Every rank builds one with
 /// equal options (checked) and calls step() and master_weights() together.
-class Zero3Trainer {
+class Zero3Trainer : private train::StepParts {
  public:
   /// Checks the options and that every rank has the same, initialises this rank's shard with
   /// chapter 4's init (every rank the same values), plans the units and starts the communication
@@ -121,9 +122,14 @@ class Zero3Trainer {
   coll::CollectiveHandle gather(std::size_t unit);
   coll::CollectiveHandle reduce(std::size_t unit);
   void bind(std::size_t unit);
-  void micro_batch(const train::Batch& batch, float loss_scale, double& loss_sum);
-  bool unscale_and_check(float loss_scale);
-  train::Batch next_batch();
+  train::StepSpan span(std::string name, std::string category);
+  // ZeRO-3's parts of chapter 4's run_step: the gathers and reduce-scatters are in micro_batch.
+  void zero_gradients() override;
+  train::Batch next_batch() override;
+  double micro_batch(const train::Batch& batch, float loss_scale, bool last) override;
+  float mean_loss(double loss_sum, int micro_batches) override;
+  bool unscale_gradients(float loss_scale) override;
+  double clip_and_update(float lr) override;
 
   coll::Communicator& comm_;
   ZeroOptions options_;

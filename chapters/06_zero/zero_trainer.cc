@@ -1,12 +1,13 @@
-// The ZeRO step: chapter 5's data-parallel loop with the gradient all-reduce replaced by a
-// reduce-scatter, the optimizer restricted to this rank's pieces, and an all-gather of the new
-// weights.
+// The ZeRO step: chapter 4's run_step with chapter 5's data-parallel parts, except that the
+// gradient all-reduce becomes a reduce-scatter, the optimizer updates this rank's pieces only, and
+// an all-gather publishes the new weights.
 #include "chapters/06_zero/zero_trainer.h"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 #include "chapters/04_training_baseline/mixed_precision.h"
 #include "chapters/04_training_baseline/optimizer.h"
@@ -169,6 +170,13 @@ coll::Counters ZeroTrainer::gradient_counters() const {
   return sum;
 }
 
+train::StepSpan ZeroTrainer::span(std::string name, std::string category) {
+  return train::StepSpan(comm_.trace(), comm_.trace_track(), "compute", std::move(name),
+                         std::move(category));
+}
+
+void ZeroTrainer::zero_gradients() { model_.zero_grad(); }
+
 train::Batch ZeroTrainer::next_batch() {  // chapter 5's: draw the global batch, keep my rows
   return local_batch(task_, data_rng_, sampler_, options_.train.micro_batch);
 }
@@ -221,7 +229,8 @@ void ZeroTrainer::reduce_gradients() {
 // Mixed precision: the reduced 16-bit gradients of this rank's pieces back to FP32 (into the
 // model's gradient buffer, at their places), unscaled; FP32: unscaled in place. Returns whether
 // every rank's pieces are finite (one all-reduce of a flag for sharded stages).
-bool ZeroTrainer::unscale_and_check(float loss_scale) {
+bool ZeroTrainer::unscale_gradients(float loss_scale) {
+  const train::StepSpan timed = span("optimizer", "optimizer");
   bool finite = true;
   for (std::size_t i = 0; i < plan_.pieces.size(); ++i) {
     const ddp::FlatRange& p = plan_.pieces[i];
@@ -277,66 +286,61 @@ void ZeroTrainer::publish_weights() {
 //! [zero_step]
 train::StepResult ZeroTrainer::step() {
   counts_ = {};
-  const train::TrainOptions& o = options_.train;
-  train::StepResult result = train::begin_step(o, step_, scaler_.scale());
-  const bool fp16 = o.precision == DType::kF16;
   const coll::Counters before = gradient_counters();
-  Trace* trace = comm_.trace();
-  const int track = comm_.trace_track();
-
-  model_.zero_grad();
-  double loss_sum = 0;
-  for (int micro = 0; micro < o.accumulation; ++micro) {
-    const train::Batch batch = next_batch();
-    {
-      Trace::Span span(trace, track, "compute", "forward", "forward");
-      loss_sum += model_.forward(acts_, batch.tokens.data(), batch.targets.data(), batch.batch,
-                                 batch.seq_len);
-    }
-    Trace::Span span(trace, track, "compute", "backward", "backward");
-    const float scale = result.loss_scale / static_cast<float>(o.accumulation);
-    // Earlier micro-batches accumulate locally; only the last one's backward reduces (stage 2).
-    if (reducer_ && micro == o.accumulation - 1) {
-      reducer_->begin_pass();
-      model_.backward(acts_, scale, reducer_->hook());  // reduce-scatters start in here
-    } else {
-      model_.backward(acts_, scale);
-    }
-  }
-  {
-    Trace::Span span(trace, track, "compute", "wait for gradients", "wait");
-    if (reducer_)
-      reducer_->finish();
-    else
-      reduce_gradients();
-  }
-  comm_.all_reduce(std::span<double>(&loss_sum, 1), coll::ReduceOp::kSum);  // for the log only
-  result.loss = static_cast<float>(loss_sum / (o.accumulation * comm_.size()));
-
-  Trace::Span span(trace, track, "compute", "optimizer", "optimizer");
-  // The loss and the finiteness are all-reduced: every rank stops at the same step, or none.
-  train::check_not_diverged(o, result);
-  const bool finite = unscale_and_check(result.loss_scale);
-  train::check_not_diverged(o, result, finite);
-  const bool apply = !fp16 || scaler_.update(!finite);
-  result.skipped = !apply;
-  if (apply) {
-    std::vector<std::span<float>> master, grads;
-    for (std::size_t i = 0; i < plan_.pieces.size(); ++i) {
-      const ddp::FlatRange& p = plan_.pieces[i];
-      master.push_back(master_piece(i));
-      grads.push_back(model_.grads().span().subspan(p.begin, p.size()));
-    }
-    result.grad_norm =
-        shard_optimizer_step(options_.stage == Stage::kDdp ? nullptr : &comm_, model_.layout(),
-                             plan_.pieces, master, grads, adam_, result.lr, o.adamw, o.clip_norm);
-    publish_weights();
-  }
+  const train::StepResult result = train::run_step(options_.train, step_, scaler_, *this);
   const coll::Counters after = gradient_counters();
   counts_.bytes_sent = after.bytes_sent - before.bytes_sent;
   counts_.messages_sent = after.messages_sent - before.messages_sent;
   step_ = result.step;
   return result;
+}
+
+double ZeroTrainer::micro_batch(const train::Batch& batch, float loss_scale, bool last) {
+  double loss = 0;
+  {
+    const train::StepSpan timed = span("forward", "forward");
+    loss = model_.forward(acts_, batch.tokens.data(), batch.targets.data(), batch.batch,
+                          batch.seq_len);
+  }
+  const train::StepSpan timed = span("backward", "backward");
+  // Earlier micro-batches accumulate locally; only the last one's backward reduces (stage 2).
+  if (reducer_ && last) {
+    reducer_->begin_pass();
+    model_.backward(acts_, loss_scale, reducer_->hook());  // reduce-scatters start in here
+  } else {
+    model_.backward(acts_, loss_scale);
+  }
+  return loss;
+}
+
+void ZeroTrainer::synchronize_gradients(bool last) {
+  if (!last) return;  // once per step, after the last backward
+  const train::StepSpan timed = span("wait for gradients", "wait");
+  if (reducer_)
+    reducer_->finish();  // stage 2: what backward did not hide
+  else
+    reduce_gradients();  // stages 0 and 1
+}
+
+float ZeroTrainer::mean_loss(double loss_sum, int micro_batches) {
+  comm_.all_reduce(std::span<double>(&loss_sum, 1), coll::ReduceOp::kSum);  // for the log only
+  return static_cast<float>(loss_sum / (micro_batches * comm_.size()));
+}
+
+// The clip's global norm is the sum over every rank's pieces (stages 1-2: one all-reduce).
+double ZeroTrainer::clip_and_update(float lr) {
+  const train::StepSpan timed = span("optimizer", "optimizer");
+  std::vector<std::span<float>> master, grads;
+  for (std::size_t i = 0; i < plan_.pieces.size(); ++i) {
+    const ddp::FlatRange& p = plan_.pieces[i];
+    master.push_back(master_piece(i));
+    grads.push_back(model_.grads().span().subspan(p.begin, p.size()));
+  }
+  const double norm = shard_optimizer_step(
+      options_.stage == Stage::kDdp ? nullptr : &comm_, model_.layout(), plan_.pieces, master,
+      grads, adam_, lr, options_.train.adamw, options_.train.clip_norm);
+  publish_weights();
+  return norm;
 }
 //! [zero_step]
 

@@ -37,6 +37,7 @@
 #include "chapters/04_training_baseline/data.h"
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/04_training_baseline/precision.h"
+#include "chapters/04_training_baseline/step.h"
 #include "chapters/04_training_baseline/trainer.h"
 #include "chapters/05_data_parallel/reducer.h"
 #include "chapters/05_data_parallel/sampler.h"
@@ -93,7 +94,7 @@ void load_sharded(const std::string& dir, const ShardedState& state);
 
 /// One rank's end of a ZeRO run (stages 0–2; stage 3 is zero3_trainer.h's). Every rank builds
 /// one with equal options (checked) and calls step() and master_weights() together.
-class ZeroTrainer {
+class ZeroTrainer : private train::StepParts {
  public:
   /// Checks the options (resolve) and that every rank has the same (fingerprint), builds and
   /// initialises the replica (chapter 4's init with the run's seed), copies this rank's pieces
@@ -144,11 +145,18 @@ class ZeroTrainer {
   std::span<float> master_piece(std::size_t i);
   std::vector<std::span<float>> master_pieces();
   coll::Buffer gradient_piece(std::size_t i);
-  train::Batch next_batch();
+  train::StepSpan span(std::string name, std::string category);
   void reduce_gradients();
   coll::CollectiveHandle launch_bucket(std::size_t index, const ddp::FlatRange& bucket);
-  bool unscale_and_check(float loss_scale);
   void publish_weights();
+  // ZeRO-0/1/2's parts of chapter 4's run_step.
+  void zero_gradients() override;
+  train::Batch next_batch() override;
+  double micro_batch(const train::Batch& batch, float loss_scale, bool last) override;
+  void synchronize_gradients(bool last) override;
+  float mean_loss(double loss_sum, int micro_batches) override;
+  bool unscale_gradients(float loss_scale) override;
+  double clip_and_update(float lr) override;
   coll::Counters gradient_counters() const;
 
   coll::Communicator& comm_;
