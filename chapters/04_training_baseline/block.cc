@@ -110,8 +110,7 @@ void attention_backward_by_sequence(const T* dout, const T* qkv, const T* att, i
 template <typename T>
 BlockActivations<T>::BlockActivations(const Config& config, const TensorParallelSlice& slice,
                                       int max_batch, int max_seq_len, MemoryTracker* tracker,
-                                      bool attention_probabilities,
-                                      const TensorParallelism<T>* tp)
+                                      bool attention_probabilities, const TensorParallelism<T>* tp)
     : max_batch(max_batch), max_seq_len(max_seq_len) {
   slice.validate(config);
   BOOK_CHECK(max_batch >= 1 && max_seq_len >= 1, "BlockActivations: room for "
@@ -215,8 +214,8 @@ void block_forward_rows(const Config& config, const TensorParallelSlice& slice,
       seam.row_forward(p, in_rows, n, out_rows);
   };
 
-  const T* ln1 = seam.norm_forward(x, w.ln1_gain, w.ln1_bias, n, c, a.ln1.data(),
-                                   a.ln1_mean.data(), a.ln1_rstd.data());
+  const T* ln1 = seam.norm_forward(x, w.ln1_gain, w.ln1_bias, n, c, a.ln1.data(), a.ln1_mean.data(),
+                                   a.ln1_rstd.data());
   //! [tensor_parallel_attention]
   // Column-parallel: this rank stores its heads' columns of W_qkv, its q, k and v side by side,
   // so one product makes all three.
@@ -279,8 +278,8 @@ void block_backward(const Config& config, const TensorParallelSlice& slice,
   seam.column_backward({Projection::kQkv, w.w_qkv, w.b_qkv, c, 3 * width}, {g.w_qkv, g.b_qkv},
                        seam.whole_rows(a.ln1.data(), n, c), ws.d_qkv.data(), n, ws.d_ln.data());
   copy(d_residual, held_c, dx);
-  seam.norm_backward(ws.d_ln.data(), x, w.ln1_gain, a.ln1_mean.data(), a.ln1_rstd.data(), n, c,
-                     dx, g.ln1_gain, g.ln1_bias);
+  seam.norm_backward(ws.d_ln.data(), x, w.ln1_gain, a.ln1_mean.data(), a.ln1_rstd.data(), n, c, dx,
+                     g.ln1_gain, g.ln1_bias);
 }
 
 template struct BlockActivations<float>;
@@ -288,17 +287,17 @@ template struct BlockActivations<double>;
 template struct BlockWorkspace<float>;
 template struct BlockWorkspace<double>;
 
-#define BOOK_BLOCK_INSTANTIATE(T)                                                                 \
-  template void block_forward<T>(                                                                 \
-      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, int, int, const T*, T*,  \
-      BlockActivations<T>&, BlockWorkspace<T>&, TensorParallelism<T>*);                          \
-  template void block_forward_rows<T>(                                                            \
-      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, int, const T*, T*,       \
-      BlockActivations<T>&, BlockWorkspace<T>&, const AttentionCore<T>&, TensorParallelism<T>*,  \
-      const LinearCore<T>&);                                                                      \
-  template void block_backward<T>(                                                                \
-      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, const BlockTensors<T>&,  \
-      int, int, const T*, const T*, T*, BlockActivations<T>&, BlockWorkspace<T>&,                 \
+#define BOOK_BLOCK_INSTANTIATE(T)                                                                  \
+  template void block_forward<T>(const Config&, const TensorParallelSlice&,                        \
+                                 const BlockTensors<T>&, int, int, const T*, T*,                   \
+                                 BlockActivations<T>&, BlockWorkspace<T>&, TensorParallelism<T>*); \
+  template void block_forward_rows<T>(                                                             \
+      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, int, const T*, T*,        \
+      BlockActivations<T>&, BlockWorkspace<T>&, const AttentionCore<T>&, TensorParallelism<T>*,    \
+      const LinearCore<T>&);                                                                       \
+  template void block_backward<T>(                                                                 \
+      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, const BlockTensors<T>&,   \
+      int, int, const T*, const T*, T*, BlockActivations<T>&, BlockWorkspace<T>&,                  \
       TensorParallelism<T>*, const AttentionBackwardCore<T>&);
 
 BOOK_BLOCK_INSTANTIATE(float)

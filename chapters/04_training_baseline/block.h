@@ -51,8 +51,7 @@ struct BlockActivations {
   /// between the regions.
   BlockActivations(const Config& config, const TensorParallelSlice& slice, int max_batch,
                    int max_seq_len, MemoryTracker* tracker = nullptr,
-                   bool attention_probabilities = true,
-                   const TensorParallelism<T>* tp = nullptr);
+                   bool attention_probabilities = true, const TensorParallelism<T>* tp = nullptr);
   /// Bytes held by the buffers.
   std::size_t bytes() const;
 };
@@ -130,8 +129,9 @@ using AttentionBackwardCore =
 
 /// Given dy (the rows the rank holds), writes dx (overwrites) and adds into the gradients `g` of
 /// the tensors this rank stores (replicated ones — LayerNorms, b_out, b_proj — get their
-/// gradient over the rows the rank holds: the whole one when it holds every row). `attention_backward` replaces chapter 4's attention backward (for a
-/// forward whose attention core was not chapter 4's, memory_seams.h); empty by default.
+/// gradient over the rows the rank holds: the whole one when it holds every row).
+/// `attention_backward` replaces chapter 4's attention backward (for a forward whose attention core
+/// was not chapter 4's, memory_seams.h); empty by default.
 template <typename T>
 void block_backward(const Config& config, const TensorParallelSlice& slice,
                     const BlockTensors<T>& w, const BlockTensors<T>& g, int batch, int seq_len,

@@ -126,13 +126,13 @@ void block_backward_weight(const Config& config, const TensorParallelSlice& slic
 template struct WeightGradientInputs<float>;
 template struct WeightGradientInputs<double>;
 
-#define BOOK_BLOCK_SPLIT_INSTANTIATE(T)                                                          \
-  template void block_backward_input<T>(                                                         \
-      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, const BlockTensors<T>&, \
-      int, int, const T*, const T*, T*, BlockActivations<T>&, BlockWorkspace<T>&,                \
-      WeightGradientInputs<T>&);                                                                 \
-  template void block_backward_weight<T>(                                                        \
-      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, const BlockTensors<T>&, \
+#define BOOK_BLOCK_SPLIT_INSTANTIATE(T)                                                           \
+  template void block_backward_input<T>(const Config&, const TensorParallelSlice&,                \
+                                        const BlockTensors<T>&, const BlockTensors<T>&, int, int, \
+                                        const T*, const T*, T*, BlockActivations<T>&,             \
+                                        BlockWorkspace<T>&, WeightGradientInputs<T>&);            \
+  template void block_backward_weight<T>(                                                         \
+      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, const BlockTensors<T>&,  \
       int, int, const BlockActivations<T>&, const WeightGradientInputs<T>&);
 BOOK_BLOCK_SPLIT_INSTANTIATE(float)
 BOOK_BLOCK_SPLIT_INSTANTIATE(double)

@@ -26,8 +26,9 @@ Model<T>::Model(const Config& config, int max_batch, const ModelOptions<T>& opti
   const TensorParallelSlice& slice = layout_.part().tensor_parallel;
   if (slice.size > 1)
     BOOK_CHECK(options.tensor_parallel != nullptr,
-               "Model: tensor-parallel rank " << slice.rank << " of " << slice.size
-                                              << " needs its seam in ModelOptions::tensor_parallel");
+               "Model: tensor-parallel rank "
+                   << slice.rank << " of " << slice.size
+                   << " needs its seam in ModelOptions::tensor_parallel");
   BOOK_CHECK(tp_->size() == slice.size && tp_->rank() == slice.rank,
              "Model: the seam is rank " << tp_->rank() << " of " << tp_->size()
                                         << " but the part's slice is rank " << slice.rank << " of "

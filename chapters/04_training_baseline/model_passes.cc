@@ -60,9 +60,9 @@ T Model<T>::head_forward(Activations<T>& acts, const int* targets) {
   acts.has_targets_ = false;
   if (targets == nullptr) return T(0);
   for (int i = 0; i < n; ++i)
-    BOOK_CHECK(targets[i] >= -1 && targets[i] < config_.vocab_size,
-               "Model: target " << targets[i] << " at row " << i
-                                << " is neither -1 nor a token id");
+    BOOK_CHECK(
+        targets[i] >= -1 && targets[i] < config_.vocab_size,
+        "Model: target " << targets[i] << " at row " << i << " is neither -1 nor a token id");
   std::copy(targets, targets + n, acts.targets_.data());
   acts.has_targets_ = true;
   return tp_->cross_entropy_forward(acts.logits_.data(), targets, n, begin, v, acts.probs_.data());

@@ -15,8 +15,7 @@ const T* OneDevice<T>::norm_forward(const T* x, const T* gain, const T* bias, in
 
 template <typename T>
 void OneDevice<T>::norm_backward(const T* d_whole, const T* x, const T* gain, const T* mean,
-                                 const T* rstd, int rows, int channels, T* dx, T* dgain,
-                                 T* dbias) {
+                                 const T* rstd, int rows, int channels, T* dx, T* dgain, T* dbias) {
   const LayerScope scope("LayerNorm backward");
   layernorm_backward(d_whole, x, gain, mean, rstd, rows, channels, dx, dgain, dbias);
 }

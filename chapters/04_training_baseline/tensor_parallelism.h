@@ -76,8 +76,7 @@ class TensorParallelism {
   /// column_backward or complete_input_gradient left it), LayerNorm's backward on the held rows,
   /// **adding** into dx [held, C], dgain and dbias.
   virtual void norm_backward(const T* d_whole, const T* x, const T* gain, const T* mean,
-                             const T* rstd, int rows, int channels, T* dx, T* dgain,
-                             T* dbias) = 0;
+                             const T* rstd, int rows, int channels, T* dx, T* dgain, T* dbias) = 0;
 
   /// A column-parallel projection: y [rows, out] = x [rows, in] · W + b (x whole).
   virtual void column_forward(const ProjectionWeights<T>& p, const T* x, int rows, T* y) = 0;
@@ -90,8 +89,8 @@ class TensorParallelism {
   virtual void row_forward(const ProjectionWeights<T>& p, const T* x, int rows, T* y) = 0;
   /// Its backward, from dy [held, out]: adds the gradient of x into dx [rows, in] (zeroed by
   /// the caller), and dW and db.
-  virtual void row_backward(const ProjectionWeights<T>& p, const ProjectionGrads<T>& g,
-                            const T* x, const T* dy, int rows, T* dx) = 0;
+  virtual void row_backward(const ProjectionWeights<T>& p, const ProjectionGrads<T>& g, const T* x,
+                            const T* dy, int rows, T* dx) = 0;
 
   /// The embedding: out [held, C] = wte[tokens] + wpe[positions], with `wte` this rank's rows of
   /// the token embedding, ids [vocab_begin, vocab_begin + vocab_rows).
@@ -108,8 +107,8 @@ class TensorParallelism {
   virtual T cross_entropy_forward(const T* logits, const int* targets, int rows, int vocab_begin,
                                   int vocab_rows, T* probs) = 0;
   /// Its backward: **writes** dlogits [rows, vocab_rows].
-  virtual void cross_entropy_backward(const T* probs, const int* targets, int rows,
-                                      int vocab_begin, int vocab_rows, T scale, T* dlogits) = 0;
+  virtual void cross_entropy_backward(const T* probs, const int* targets, int rows, int vocab_begin,
+                                      int vocab_rows, T scale, T* dlogits) = 0;
 
   /// After a step's last backward pass: completes the gradients the passes left partial (those
   /// of replicated tensors summed over this rank's held rows only), in `grads` laid out as
@@ -121,9 +120,9 @@ class TensorParallelism {
 template <typename T>
 class OneDevice final : public TensorParallelism<T> {
  public:
-  int rank() const override { return 0; }              ///< 0
-  int size() const override { return 1; }              ///< 1
-  int held_rows(int rows) const override { return rows; }  ///< every row
+  int rank() const override { return 0; }                                  ///< 0
+  int size() const override { return 1; }                                  ///< 1
+  int held_rows(int rows) const override { return rows; }                  ///< every row
   std::size_t held_room(std::size_t rows) const override { return rows; }  ///< every row
   /// layernorm_forward; returns `out`.
   const T* norm_forward(const T* x, const T* gain, const T* bias, int rows, int channels, T* out,

@@ -12,8 +12,8 @@
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/04_training_baseline/parameter_copy.h"
 #include "common/testing/expect_error.h"
-#include "tests/04_training_baseline/rank_seam.h"
 #include "tests/04_training_baseline/gradcheck.h"
+#include "tests/04_training_baseline/rank_seam.h"
 #include "tests/04_training_baseline/tiny_model.h"
 
 namespace book::train {
@@ -236,9 +236,7 @@ TEST(Block, RefusesBuffersAndGroupsOfAnotherShape) {
       "the seam is rank 0 of 1 but the slice is rank 1 of 2");
   testing::RankSeam<double> seam(1, 2);
   expect_error(
-      [&] {
-        block_forward(c, {}, w.blocks[0], 2, 5, x.data(), y.data(), room, workspace, &seam);
-      },
+      [&] { block_forward(c, {}, w.blocks[0], 2, 5, x.data(), y.data(), room, workspace, &seam); },
       "the seam is rank 1 of 2 but the slice is rank 0 of 1");
   // The split backward (block_split.h) runs whole blocks only.
   WeightGradientInputs<double> keep(c, {0, 2}, 2, 5);

@@ -28,13 +28,13 @@ class RankSeam final : public TensorParallelism<T> {
     refuse();
   }
   void column_forward(const ProjectionWeights<T>&, const T*, int, T*) override { refuse(); }
-  void column_backward(const ProjectionWeights<T>&, const ProjectionGrads<T>&, const T*,
-                       const T*, int, T*) override {
+  void column_backward(const ProjectionWeights<T>&, const ProjectionGrads<T>&, const T*, const T*,
+                       int, T*) override {
     refuse();
   }
   void row_forward(const ProjectionWeights<T>&, const T*, int, T*) override { refuse(); }
-  void row_backward(const ProjectionWeights<T>&, const ProjectionGrads<T>&, const T*, const T*,
-                    int, T*) override {
+  void row_backward(const ProjectionWeights<T>&, const ProjectionGrads<T>&, const T*, const T*, int,
+                    T*) override {
     refuse();
   }
   void embedding_forward(const int*, int, int, const T*, int, int, const T*, int, T*) override {
