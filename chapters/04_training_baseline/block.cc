@@ -182,7 +182,6 @@ void block_forward(const Config& config, const TensorParallelSlice& slice, const
   block_forward_rows(config, slice, w, shape.n, x, y, a, ws, causal, tp);
 }
 
-//! [block_forward_rows]
 template <typename T>
 void block_forward_rows(const Config& config, const TensorParallelSlice& slice,
                         const BlockTensors<T>& w, int rows, const T* x, T* y,
@@ -233,7 +232,6 @@ void block_forward_rows(const Config& config, const TensorParallelSlice& slice,
   row({Projection::kProj, w.w_proj, w.b_proj, hidden, c}, a.fc_gelu.data(), partial);
   add(a.residual.data(), partial, held_c, y);
 }
-//! [block_forward_rows]
 
 template <typename T>
 void block_backward(const Config& config, const TensorParallelSlice& slice,

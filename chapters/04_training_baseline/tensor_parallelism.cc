@@ -42,15 +42,16 @@ void OneDevice<T>::column_backward(const ProjectionWeights<T>& p, const Projecti
                   g.bias);
 }
 
+// On one device a row-parallel projection is the whole projection, as a column-parallel one is.
 template <typename T>
 void OneDevice<T>::row_forward(const ProjectionWeights<T>& p, const T* x, int rows, T* y) {
-  linear_forward(x, rows, p.in, p.w, p.out, p.bias, p.out, y, p.out);
+  column_forward(p, x, rows, y);
 }
 
 template <typename T>
 void OneDevice<T>::row_backward(const ProjectionWeights<T>& p, const ProjectionGrads<T>& g,
                                 const T* x, const T* dy, int rows, T* dx) {
-  linear_backward(dy, p.out, x, rows, p.in, p.w, p.out, p.out, dx, g.w, g.bias);
+  column_backward(p, g, x, dy, rows, dx);
 }
 
 template <typename T>

@@ -86,8 +86,8 @@ Rank3D<T>::Rank3D(coll::Communicator& world, const coll::GridDegrees& degrees,
   const bool split = degrees.tp > 1;
   const train::TensorParallelSlice slice{grid_.coordinates().tp, degrees.tp, split};
   if (split)
-    seam_ = std::make_unique<tp::TensorParallelSeam<T>>(
-        config, max_batch, tensor_parallel_.get(), tp::SequenceParallel::kOff);
+    seam_ = std::make_unique<tp::TensorParallelSeam<T>>(config, max_batch, tensor_parallel_.get(),
+                                                        tp::SequenceParallel::kOff);
   chunks_ = make_rank_models<T>(config, max_batch, shape,
                                 even_boundaries(config.n_layer, shape.virtual_stages()),
                                 grid_.coordinates().pp, seed, slice, seam_.get());

@@ -28,8 +28,8 @@ namespace book::pp {
 
 /// Refuses, before any rank starts, degrees that do not fit: `world_size` must be at least 1
 /// and dp·tp·pp (computed in 64 bits) equal to it, tp
-/// must divide the heads and the vocabulary, pp must be the schedule's p, and p·v must divide the layers (each stage
-/// the same number of layers). Each message names the numbers that disagree.
+/// must divide the heads and the vocabulary, pp must be the schedule's p, and p·v must divide the
+/// layers (each stage the same number of layers). Each message names the numbers that disagree.
 void check_3d(const train::Config& config, const coll::GridDegrees& degrees, int world_size,
               const Shape& shape);
 
