@@ -8,8 +8,8 @@
 ///
 /// The model calls only this interface; it never talks to other ranks itself. OneDevice (below)
 /// is the whole model on one device: every projection whole, every row held, every sum complete,
-/// exactly chapter 4's arithmetic. A tensor-parallel rank supplies another implementation, built
-/// on its group's collectives.
+/// exactly the arithmetic of layers.h. A tensor-parallel rank supplies another implementation,
+/// built on its group's collectives.
 #pragma once
 
 #include <cstddef>
