@@ -111,7 +111,7 @@ TEST(BuildErrors, CompilerLinesWithFileAndLineColoursRemoved) {
 }
 
 const char* kSource = R"(// file comment
-namespace book::dp {
+namespace book::dynprog {
 
 // Counts ways.
 int count_ways(int n) {
@@ -125,7 +125,7 @@ int other(int n) { return count_ways(n) + 1; }
 int snipped = 42;
 //! [snip]
 
-}  // namespace book::dp
+}  // namespace book::dynprog
 )";
 
 TEST(ReferenceText, SnippetFunctionOrWholeFile) {

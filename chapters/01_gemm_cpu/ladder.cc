@@ -68,7 +68,7 @@ int body(int argc, char** argv) {
   // reference's table and plot; the tour's one size makes no plot.
   const std::string dir = results_dir();
   const std::string stem =
-      exercise_track() ? "/01_gemm_cpu_ladder_exercises" : "/01_gemm_cpu_ladder";
+      exercise_track() ? "/ch01_gemm_cpu_ladder_exercises" : "/ch01_gemm_cpu_ladder";
   table.write_csv(dir + stem + ".csv");
   table.write_json(dir + stem + ".json");
   peers::peers_table().write_json(dir + stem + "_peers.json");

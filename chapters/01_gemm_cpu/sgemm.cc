@@ -17,10 +17,12 @@ namespace {
 std::atomic<int> g_threads{0};
 }
 
-void set_sgemm_threads(int threads) {
-  BOOK_CHECK(threads >= 0, "set_sgemm_threads: threads must be >= 0 (0 = all), got " << threads);
+SgemmThreads::SgemmThreads(int threads) : previous_(g_threads) {
+  BOOK_CHECK(threads >= 0, "SgemmThreads: threads must be >= 0 (0 = all), got " << threads);
   g_threads = threads;
 }
+
+SgemmThreads::~SgemmThreads() { g_threads = previous_; }
 
 int sgemm_threads() { return g_threads; }
 

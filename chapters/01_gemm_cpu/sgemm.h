@@ -31,12 +31,32 @@ enum class Transpose {
 void sgemm(Transpose trans_a, Transpose trans_b, int m, int n, int k, float alpha, const float* a,
            int lda, const float* b, int ldb, float beta, float* c, int ldc);
 
-/// How many threads sgemm may use: 0 (the default) means all hardware threads; 1 keeps it on the
-/// calling thread (what a caller that already runs one thread per core, like chapter 5's ranks,
-/// wants). Throws book::Error if negative.
-void set_sgemm_threads(int threads);
+/// How many threads sgemm may use while it lives: 0 means all hardware threads; 1 keeps sgemm on
+/// the calling thread (what a caller that already runs one thread per core, like chapter 5's
+/// ranks, wants). The count is a property of the process, because the worker threads are shared:
+/// ranks started as threads inside the scope see it too. The destructor puts back the count the
+/// constructor found, so scopes nest and a caller's setting survives a callee's. Scopes must end
+/// in the reverse order they began (as block-scoped variables do); the default, with none alive,
+/// is 0. Throws book::Error if `threads` is negative.
+///
+///     {
+///       book::gemm::SgemmThreads one_each(1);  // the ranks are the parallelism
+///       run_ranks(...);
+///     }                                        // sgemm's count is back to what it was
+class SgemmThreads {
+ public:
+  /// Sets the count to `threads` (>= 0) until the destructor runs.
+  explicit SgemmThreads(int threads);
+  /// Puts back the count in force before the constructor.
+  ~SgemmThreads();
+  SgemmThreads(const SgemmThreads&) = delete;             ///< One scope, one restore.
+  SgemmThreads& operator=(const SgemmThreads&) = delete;  ///< One scope, one restore.
 
-/// The thread count set by set_sgemm_threads (0 = all hardware threads).
+ private:
+  int previous_;
+};
+
+/// The thread count of the innermost live SgemmThreads (0 = all hardware threads; 0 with none).
 int sgemm_threads();
 
 /// The threads sgemm splits a large enough product over: sgemm_threads(), or the hardware

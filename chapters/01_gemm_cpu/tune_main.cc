@@ -95,7 +95,7 @@ int body(int argc, char** argv) {
                    fixed(r.gflops, 1), fixed(r.ratio, 3)});
   }
   std::cout << "\n" << table.markdown() << "\n";
-  const std::string base = results_dir() + "/01_gemm_cpu_tune";
+  const std::string base = results_dir() + "/ch01_gemm_cpu_tune";
   table.write_csv(base + ".csv");
   table.write_json(base + ".json");
   std::cout << "wrote " << base << ".{csv,json}\n";

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "chapters/03_collectives/busbw_options.h"
 #include "chapters/03_collectives/busbw_table.h"
 #include "chapters/03_collectives/mpi.h"
+#include "chapters/03_collectives/stage.h"
 #include "common/machine_load.h"
 #include "common/main.h"
 #include "common/table.h"
@@ -43,7 +43,8 @@ double time_all_reduce(MpiCommunicator& comm, std::vector<float>& data, Algorith
 int run(int argc, char** argv) {
   // FUNNELED: only this thread calls MPI, and Open MPI takes no locks for other threads.
   MpiSession session(&argc, &argv, MpiThreads::kFunneled);
-  const BusbwOptions options = parse_busbw_options(BusbwStage::kMpi, argc, argv);
+  const stage::StageOptions options =
+      stage::parse_stage_options(stage::BusbwStage::kMpi, argc, argv);
   MpiCommunicator comm;
   const bool tour = options.tour;
   const std::size_t max_bytes = static_cast<std::size_t>(options.max_mib) << 20;
@@ -80,7 +81,7 @@ int run(int argc, char** argv) {
       "All-reduce (sum, f32) on %d MPI processes; busbw = algbw x 2(N-1)/N "
       "(nccl-tests); the peer is MPI_Allreduce in the same run\n\n%s\n",
       comm.size(), table.markdown().c_str());
-  table.write_csv(results_dir() + "/03_busbw_mpi.csv");
+  table.write_csv(results_dir() + "/ch03_busbw_mpi.csv");
   const auto& [big, ratio] = *ring_vs_native.rbegin();
   std::printf(
       "tour: 03 | book ring vs MPI_Allreduce busbw (N=%d processes, %s) | %.2f x | "

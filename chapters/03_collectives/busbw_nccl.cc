@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <string>
 
-#include "chapters/03_collectives/busbw_options.h"
 #include "chapters/03_collectives/busbw_table.h"
 #include "chapters/03_collectives/nccl_mpi.h"
+#include "chapters/03_collectives/stage.h"
 #include "common/cuda.h"
 #include "common/machine_load.h"
 #include "common/main.h"
@@ -23,7 +23,8 @@ namespace {
 int run(int argc, char** argv) {
   // FUNNELED: only this thread calls MPI, and Open MPI takes no locks for other threads.
   MpiSession session(&argc, &argv, MpiThreads::kFunneled);
-  const BusbwOptions options = parse_busbw_options(BusbwStage::kNccl, argc, argv);
+  const stage::StageOptions options =
+      stage::parse_stage_options(stage::BusbwStage::kNccl, argc, argv);
   MpiCommunicator mpi;
   const std::size_t max_bytes = static_cast<std::size_t>(options.max_mib) << 20;
   auto nccl = nccl_over_mpi(mpi);

@@ -1,9 +1,9 @@
 # Draws a ring all-reduce trace (the .tsv that `busbw --trace FILE` writes next to FILE) as one
 # row per rank: blue = send+receive of one chunk (sendrecv), orange = reduce, purple = a fused
 # receive-and-reduce step (sendrecv_reduce), grey = the whole call.
-#   gnuplot -e "in='/tmp/ring.json.tsv'; out='chapters/03_collectives/03_ring_trace.svg'" \
+#   gnuplot -e "in='/tmp/ring.json.tsv'; out='chapters/03_collectives/ch03_ring_trace.svg'" \
 #           chapters/03_collectives/trace.gp     (add xmax=5 to fix the time axis at 5 ms)
-#   gnuplot -e "in='/tmp/ring.json.fused.json.tsv'; out='…/03_ring_fused_trace.svg'; fused=1" …
+#   gnuplot -e "in='/tmp/ring.json.fused.json.tsv'; out='…/ch03_ring_fused_trace.svg'; fused=1" …
 set terminal svg size 900,330 font "sans,11" background rgb "white"
 set output out
 stats in using 2 nooutput

@@ -38,7 +38,7 @@ namespace {
 using namespace book::train;
 
 void BM_OurStep(benchmark::State& state) {
-  book::gemm::set_sgemm_threads(static_cast<int>(state.range(1)));
+  const book::gemm::SgemmThreads scope(static_cast<int>(state.range(1)));
   Trainer trainer(bench_options(static_cast<int>(state.range(0))));
   trainer.step();  // warm-up: first-touch of the buffers, the threads started
   for (auto _ : state) benchmark::DoNotOptimize(trainer.step().loss);
@@ -178,7 +178,6 @@ int bench_main(int argc, char** argv) {
   check_peer();
   benchmark::RunSpecifiedBenchmarks(&reporter);
   print_ratio_table(reporter);
-  book::gemm::set_sgemm_threads(0);
   std::cout << "\n" << layer_table_markdown(kLayerTableSequences, kLayerTableRounds);
   benchmark::Shutdown();
   return 0;

@@ -57,17 +57,16 @@ std::string layer_table_markdown(int sequences, int rounds) {
   // machine's load hits both columns alike.
   std::vector<std::unique_ptr<Trainer>> trainers;
   for (int threads : counts) {
-    book::gemm::set_sgemm_threads(threads);
+    const book::gemm::SgemmThreads scope(threads);
     trainers.push_back(std::make_unique<Trainer>(bench_options(sequences)));
     for (int i = 0; i < 3; ++i) trainers.back()->step();
   }
   std::vector<std::map<std::string, std::vector<double>>> samples(counts.size());
   for (int round = 0; round < rounds; ++round)
     for (std::size_t c = 0; c < counts.size(); ++c) {
-      book::gemm::set_sgemm_threads(counts[c]);
+      const book::gemm::SgemmThreads scope(counts[c]);
       for (const auto& [name, ms] : time_round(*trainers[c])) samples[c][name].push_back(ms);
     }
-  book::gemm::set_sgemm_threads(0);
 
   const auto median_of = [&](std::size_t c, const std::string& name) {
     const auto it = samples[c].find(name);

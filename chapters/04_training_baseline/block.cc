@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "chapters/04_training_baseline/layers.h"
-#include "chapters/04_training_baseline/parallel.h"
 #include "chapters/04_training_baseline/profile.h"
+#include "chapters/04_training_baseline/threads.h"
 #include "common/check.h"
 
 namespace book::train {

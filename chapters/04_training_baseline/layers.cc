@@ -1,6 +1,6 @@
 // The layers that are not exercises: embedding, linear, GELU, cross-entropy, and the forward
 // passes of LayerNorm and attention (their backward passes are the exercises, in solutions/).
-// Each splits its work over the step's threads (parallel.h) so that every output element is
+// Each splits its work over the step's threads (threads.h) so that every output element is
 // computed by one thread exactly as on one: rows for the row-wise layers, (sequence, head) pairs
 // for attention, and columns for the sums over rows (the bias and embedding gradients).
 #include "chapters/04_training_baseline/layers.h"
@@ -10,8 +10,8 @@
 #include <limits>
 
 #include "chapters/01_gemm_cpu/sgemm.h"
-#include "chapters/04_training_baseline/parallel.h"
 #include "chapters/04_training_baseline/profile.h"
+#include "chapters/04_training_baseline/threads.h"
 
 namespace book::train {
 

@@ -15,7 +15,7 @@ namespace book::train {
 
 /// C = alpha · op(A) · op(B) + beta · C, row-major, BLAS semantics (beta == 0: C is not read).
 /// For float it is chapter 1's sgemm, run by each of the step's threads on its own rows or columns
-/// of C (parallel.h); for double a plain triple loop (used by the tests).
+/// of C (threads.h); for double a plain triple loop (used by the tests).
 template <typename T>
 void matmul(bool trans_a, bool trans_b, int m, int n, int k, T alpha, const T* a, int lda,
             const T* b, int ldb, T beta, T* c, int ldc);

@@ -280,7 +280,7 @@ int body(int argc, char** argv) {
   const std::string results = book::results_dir();
   book::print_machine_load();
   if (args.tour) print_tour_config(args);
-  book::gemm::set_sgemm_threads(args.threads);
+  const book::gemm::SgemmThreads threads(args.threads);
   Trainer trainer(stage_options(args));
   const Run run = describe(args, trainer);
   print_header(run, trainer);

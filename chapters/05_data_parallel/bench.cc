@@ -47,14 +47,13 @@ stage::StageOptions bench_stage() { return stage::StageOptions{}; }  // the stag
 void BM_DdpStep(benchmark::State& state) {
   const auto rung = static_cast<Rung>(state.range(0));
   const int ranks = static_cast<int>(state.range(1));
-  book::gemm::set_sgemm_threads(1);
+  const book::gemm::SgemmThreads one_thread(1);
   std::int64_t tokens = 0;
   book::coll::run_ranks(ranks, [&](book::coll::Communicator& comm) {
     DdpTrainer trainer(comm, stage::run_options(bench_stage(), rung));
     tokens = trainer.tokens_per_step();
     book::coll::lockstep_benchmark(state, comm, [&] { trainer.step(); });
   });
-  book::gemm::set_sgemm_threads(0);
   state.SetLabel(std::string(rung_name(rung)) + ", N=" + std::to_string(ranks) + " threads");
   state.counters["tokens/s"] =
       benchmark::Counter(static_cast<double>(tokens) * static_cast<double>(state.iterations()),
@@ -100,7 +99,7 @@ struct Measurement {
 
 Measurement ours_threads() {
   std::vector<double> times;
-  book::gemm::set_sgemm_threads(1);
+  const book::gemm::SgemmThreads one_thread(1);
   book::coll::run_ranks(2, [&](book::coll::Communicator& comm) {
     DdpTrainer trainer(comm, stage::run_options(bench_stage(), Rung::kNoSync));
     for (int s = 0; s < kWarmup + kSteps; ++s) {
@@ -108,7 +107,6 @@ Measurement ours_threads() {
       if (comm.rank() == 0 && s >= kWarmup) times.push_back(trainer.last_times().step);
     }
   });
-  book::gemm::set_sgemm_threads(0);
   std::sort(times.begin(), times.end());
   return {1e3 * times[times.size() / 2], ""};
 }

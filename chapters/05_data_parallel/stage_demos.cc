@@ -46,7 +46,7 @@ double thread_cpu_seconds() {
 
 void bottleneck_demo(const StageOptions& options) {
   const int ranks = 4, steps = options.tour ? 3 : 6;
-  gemm::set_sgemm_threads(1);
+  const gemm::SgemmThreads one_thread(1);
   const DdpOptions base = demo_options(Rung::kNoSync);
   const double gradient_mib = 4.0 * resolve(base, ranks).train.model.parameter_count() / (1 << 20);
   struct Case {
@@ -85,7 +85,6 @@ void bottleneck_demo(const StageOptions& options) {
                    fixed(d.slowest_over_median, 2), call, d.reason});
     names.push_back(call);
   }
-  gemm::set_sgemm_threads(0);
   std::cout << "\n## Compute, communication or data? The classifier on 4 thread ranks\n\n"
             << table.markdown() << "\n(Shares of the median rank's step, averaged over " << steps
             << " steps; rules and thresholds in bottleneck.h.)\n";
@@ -107,7 +106,7 @@ void uneven_work(const StageOptions& options) {
   std::int64_t longest = *std::max_element(lengths.begin(), lengths.end());
   std::vector<float> in(static_cast<std::size_t>(longest) * width, 0.5f),
       out(static_cast<std::size_t>(longest) * hidden);
-  gemm::set_sgemm_threads(1);
+  const gemm::SgemmThreads one_thread(1);
   struct Split {
     std::string name;
     Assignment assignment;
@@ -141,7 +140,6 @@ void uneven_work(const StageOptions& options) {
                    fixed(max_over_mean(tokens), 2), fixed(measured_ratio.back(), 2),
                    fixed(1e3 * *std::max_element(seconds.begin(), seconds.end()), 1)});
   }
-  gemm::set_sgemm_threads(0);
   std::int64_t total = 0;
   for (std::int64_t l : lengths) total += l;
   std::cout << "\n## Uneven work: 256 samples, 90% text (64-512 tokens), 10% long (2048-8192)\n\n"
@@ -164,12 +162,11 @@ void stability_demo(const StageOptions& options) {
   restart.checkpoint_every = 2;
   restart.checkpoint_path = results_dir() + "/ch05_restart.ckpt";
   restart.timeout = std::chrono::milliseconds(20000);
-  gemm::set_sgemm_threads(1);
+  const gemm::SgemmThreads one_thread(1);
   const RestartReport clean = train_with_restarts(restart);
   restart.ddp.faults.fail_rank = 1;
   restart.ddp.faults.fail_step = restart.steps - 1;
   const RestartReport failed = train_with_restarts(restart);
-  gemm::set_sgemm_threads(0);
   std::filesystem::remove(restart.checkpoint_path);
   const bool identical = clean.final_weights.size() == failed.final_weights.size() &&
                          std::memcmp(clean.final_weights.data(), failed.final_weights.data(),

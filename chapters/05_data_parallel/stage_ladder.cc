@@ -129,7 +129,7 @@ std::string mib(double bytes) {
 }
 
 std::vector<LadderRow> run_ladder_threads(const StageOptions& options) {
-  gemm::set_sgemm_threads(1);  // the ranks are the parallelism: one core each
+  const gemm::SgemmThreads one_thread(1);  // the ranks are the parallelism: one core each
   one_device_losses(options);
   std::vector<LadderRow> rows;
   for (Rung rung : options.rungs) {
@@ -142,12 +142,11 @@ std::vector<LadderRow> run_ladder_threads(const StageOptions& options) {
       progress(rows.back());
     }
   }
-  gemm::set_sgemm_threads(0);
   return rows;
 }
 
 std::vector<LadderRow> run_ladder_mpi(const StageOptions& options, coll::Communicator& world) {
-  gemm::set_sgemm_threads(1);
+  const gemm::SgemmThreads one_thread(1);
   if (world.rank() == 0) one_device_losses(options);
   std::vector<LadderRow> rows;
   for (Rung rung : options.rungs) {
@@ -172,7 +171,6 @@ std::vector<LadderRow> run_ladder_mpi(const StageOptions& options, coll::Communi
       progress(rows.back());
     }
   }
-  gemm::set_sgemm_threads(0);
   return rows;
 }
 

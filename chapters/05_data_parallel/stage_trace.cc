@@ -56,7 +56,7 @@ double trace_overlap(const StageOptions& options, Rung rung) {
   Trace trace;
   coll::ThreadsOptions threads;
   threads.trace = &trace;
-  gemm::set_sgemm_threads(1);
+  const gemm::SgemmThreads one_thread(1);
   std::vector<double> hidden(2, 0), busy(2, 0), wait(2, 0);
   const int steps = 3;
   coll::run_ranks(
@@ -70,7 +70,6 @@ double trace_overlap(const StageOptions& options, Rung rung) {
         }
       },
       threads);
-  gemm::set_sgemm_threads(0);
   const std::string base = options.trace_file.empty()
                                ? results_dir() + "/ch05_trace_" + rung_name(rung) + ".json"
                                : options.trace_file + "." + rung_name(rung) + ".json";

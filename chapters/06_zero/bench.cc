@@ -32,7 +32,7 @@ void BM_ZeroStep(benchmark::State& state) {
   const auto zero_stage = static_cast<Stage>(state.range(0));
   const int ranks = static_cast<int>(state.range(1));
   const bool prefetch = state.range(2) != 0;
-  book::gemm::set_sgemm_threads(1);
+  const book::gemm::SgemmThreads one_thread(1);
   const ZeroOptions options = stage::run_options(stage::StageOptions{}, zero_stage);
   book::coll::run_ranks(ranks, [&](book::coll::Communicator& comm) {
     if (zero_stage == Stage::kZero3) {
@@ -43,7 +43,6 @@ void BM_ZeroStep(benchmark::State& state) {
       book::coll::lockstep_benchmark(state, comm, [&] { trainer.step(); });
     }
   });
-  book::gemm::set_sgemm_threads(0);
   state.SetLabel(std::string(stage_name(zero_stage)) +
                  (zero_stage == Stage::kZero3 && !prefetch ? " without prefetch" : "") +
                  ", N=" + std::to_string(ranks));

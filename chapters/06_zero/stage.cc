@@ -8,11 +8,11 @@
 #include <iostream>
 #include <mutex>
 
+#include "chapters/01_gemm_cpu/sgemm.h"
 #include "chapters/03_collectives/threads.h"
 #include "chapters/05_data_parallel/ddp_trainer.h"
 #include "chapters/06_zero/zero3_trainer.h"
 #include "chapters/06_zero/zero_trainer.h"
-#include "chapters/01_gemm_cpu/sgemm.h"
 #include "common/check.h"
 #include "common/flags.h"
 #include "common/table.h"
@@ -152,8 +152,8 @@ Row measure(const StageOptions& options, Stage stage, int n) {
 namespace {
 
 // The picture's boxes: compute-lane categories, then the comm lane's two kinds of collective.
-const std::vector<std::string> kBoxes = {"forward", "backward", "wait", "optimizer", "all_gather",
-                                         "reduce_scatter"};
+const std::vector<std::string> kBoxes = {"forward",   "backward",   "wait",
+                                         "optimizer", "all_gather", "reduce_scatter"};
 
 // The box index of an event (-1: not drawn) and its row: rank·2 (compute) or rank·2 + 1 (comm).
 int box_of(const Trace::Event& e) {
@@ -173,7 +173,7 @@ void trace_zero3(const StageOptions& options, bool prefetch) {
   Trace trace;
   coll::ThreadsOptions threads;
   threads.trace = &trace;
-  gemm::set_sgemm_threads(1);
+  const gemm::SgemmThreads one_thread(1);
   const ZeroOptions zero = run_options(options, Stage::kZero3);
   double origin = 0;  // the drawing starts after a first, warm-up step (first touches of memory)
   coll::run_ranks(
@@ -187,7 +187,6 @@ void trace_zero3(const StageOptions& options, bool prefetch) {
         trainer.step();
       },
       threads);
-  gemm::set_sgemm_threads(0);
   const std::string name = prefetch ? "prefetch" : "no-prefetch";
   const std::string base = results_dir() + "/ch06_zero3_trace_" + name;
   trace.write_json(base + ".json");
@@ -211,7 +210,8 @@ void trace_zero3(const StageOptions& options, bool prefetch) {
       "set ytics ('rank 0 compute' 0, 'rank 0 comm' 1, 'rank 1 compute' 2, 'rank 1 comm' 3); "
       "set key below horizontal noenhanced; set style fill solid 0.9 border rgb 'white'; "
       "set grid xtics; c(k)=word('#4878b0 #2f9e44 #d9480f #868e96 #7048e8 #f59f00', k+1); "
-      "plot for [k=0:5] '" + base +
+      "plot for [k=0:5] '" +
+      base +
       ".tsv' using ((column(2)+column(3))/2):((column(4)==k)?column(1):1/0):"
       "((column(3)-column(2))/2):(0.38) with boxxyerror lc rgb c(k) "
       "title word('forward backward wait optimizer all-gather reduce-scatter', k+1)";

@@ -39,7 +39,7 @@ book::train::TrainOptions bench_training() {
 // Chapter 4's step, on a thread of its own like every rank below (a fresh thread's allocations
 // and sgemm workspace cost the same for both).
 void BM_ChapterFourStep(benchmark::State& state) {
-  book::gemm::set_sgemm_threads(1);
+  const book::gemm::SgemmThreads one_thread(1);
   book::coll::run_ranks(1, [&](book::coll::Communicator&) {
     book::train::Trainer trainer(bench_training());
     for (auto _ : state) benchmark::DoNotOptimize(trainer.step().loss);
@@ -49,7 +49,7 @@ void BM_ChapterFourStep(benchmark::State& state) {
 // Rank 0 runs the benchmark loop and tells the others, with a one-number broadcast per
 // iteration, whether to take another step.
 void BM_TensorParallelStep(benchmark::State& state) {
-  book::gemm::set_sgemm_threads(1);
+  const book::gemm::SgemmThreads one_thread(1);
   const int t = static_cast<int>(state.range(0));
   const auto sp = state.range(1) ? SequenceParallel::kOn : SequenceParallel::kOff;
   book::coll::run_ranks(t, [&](book::coll::Communicator& comm) {

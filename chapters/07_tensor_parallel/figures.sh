@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Draws the chapter's three diagrams as SVG next to this script (they are committed; rerun after
 # changing this file): bash chapters/07_tensor_parallel/figures.sh
-#   07_column_row_split.svg  the MLP on 2 ranks: W_fc split by columns, W_proj by rows, g sums
-#   07_operators.svg         where f, g (tensor parallel) and gather, scatter (+ sequence
+#   ch07_column_row_split.svg  the MLP on 2 ranks: W_fc split by columns, W_proj by rows, g sums
+#   ch07_operators.svg         where f, g (tensor parallel) and gather, scatter (+ sequence
 #                            parallel) sit, and what each does forward and backward
-#   07_moe_all_to_all.svg    an MoE layer on 2 ranks: dispatch to the experts' ranks and back
-# The load-balance chart (07_moe_load.svg) comes from the stage: see moe_load.gp.
+#   ch07_moe_all_to_all.svg    an MoE layer on 2 ranks: dispatch to the experts' ranks and back
+# The load-balance chart (ch07_moe_load.svg) comes from the stage: see moe_load.gp.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -68,7 +68,7 @@ operator() {  # cx cy label fill
   text 400 335 middle "no communication between A and B: A's output split is B's input split" 11
   text 400 353 middle "g: an all-reduce of N·C elements forward, the identity backward (f, before A, is the reverse)" 11
   printf '</svg>\n'
-} > 07_column_row_split.svg
+} > ch07_column_row_split.svg
 
 # --- 2. The operators ---------------------------------------------------------------------------
 lane() {  # y title region_fill first_label last_label op1 op2 op1_text op2_text
@@ -99,7 +99,7 @@ lane() {  # y title region_fill first_label last_label op1 op2 op1_text op2_text
   text 400 300 middle "blue: each rank its heads / hidden units (1/t of the weights); grey: whole on every rank; green: each rank 1/t of the tokens" 11
   text 400 318 middle "an all-reduce = reduce-scatter + all-gather: the same bytes, but the green tensors are t times smaller" 11
   printf '</svg>\n'
-} > 07_operators.svg
+} > ch07_operators.svg
 
 # --- 3. The MoE all-to-all ----------------------------------------------------------------------
 {
@@ -148,6 +148,6 @@ lane() {  # y title region_fill first_label last_label op1 op2 op1_text op2_text
   text 420 307 middle "the experts run on what arrived; combine sends each output back the same way and adds gate × output to its token." 11
   text 420 324 middle "A full expert drops the rest (capacity ⌈factor · k · N / E⌉); a dropped choice contributes nothing." 11
   printf '</svg>\n'
-} > 07_moe_all_to_all.svg
+} > ch07_moe_all_to_all.svg
 
-echo "figures: wrote 07_column_row_split.svg, 07_operators.svg, 07_moe_all_to_all.svg in $(pwd)"
+echo "figures: wrote ch07_column_row_split.svg, ch07_operators.svg, ch07_moe_all_to_all.svg in $(pwd)"

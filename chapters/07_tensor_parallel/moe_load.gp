@@ -1,6 +1,6 @@
 # The MoE router's load per expert before and after training on the load-balancing loss (the
 # data file `tp` writes next to its results):
-#   gnuplot -e "in='results/07_moe_load.dat'; out='chapters/07_tensor_parallel/07_moe_load.svg'; steps=100; capacity=160" \
+#   gnuplot -e "in='results/ch07_moe_load.dat'; out='chapters/07_tensor_parallel/ch07_moe_load.svg'; steps=100; capacity=160" \
 #           chapters/07_tensor_parallel/moe_load.gp
 set terminal svg size 640,300 font "sans,11" background rgb "white"
 set output out

@@ -27,8 +27,8 @@ void save(const book::Table& table, const std::string& name) {
 
 // The busiest-expert chart: choices per expert before and after the router's training.
 void plot_load(const std::vector<BalanceStep>& balance) {
-  const std::string data = book::results_dir() + "/07_moe_load.dat";
-  const std::string svg = book::results_dir() + "/07_moe_load.svg";
+  const std::string data = book::results_dir() + "/ch07_moe_load.dat";
+  const std::string svg = book::results_dir() + "/ch07_moe_load.svg";
   std::ofstream out(data);
   out << "# expert, choices at initialisation, after training on the auxiliary loss\n";
   for (std::size_t e = 0; e < balance.front().load.size(); ++e)
@@ -63,7 +63,7 @@ int body(int argc, char** argv) {
   book::print_machine_load();
   if (options.tour) print_tour_config(options);
   // One thread per rank: the ranks are the parallelism here, not sgemm's threads.
-  book::gemm::set_sgemm_threads(1);
+  const book::gemm::SgemmThreads one_thread(1);
   const book::train::TrainOptions training = stage_training(options);
   std::cout << "# Tensor, sequence and expert parallelism (chapter 7)\n\n"
             << "Model: " << training.model.n_layer << " layers, d_model " << training.model.d_model

@@ -34,13 +34,12 @@ void BM_PipelineStep(benchmark::State& state) {
   config.n_layer = 8, config.d_model = 64, config.n_head = 4;
   const auto micro = random_micro_batches(config, m, 2, config.context, 1);
   const std::vector<int> cuts = even_boundaries(config.n_layer, shape.virtual_stages());
-  book::gemm::set_sgemm_threads(1);
+  const book::gemm::SgemmThreads one_thread(1);
   book::coll::run_ranks(p, [&](book::coll::Communicator& comm) {
     auto chunks = make_rank_models<float>(config, 2, shape, cuts, comm.rank(), 1);
     book::coll::lockstep_benchmark(state, comm,
                                    [&] { execute<float>(comm, schedule, chunks, micro); });
   });
-  book::gemm::set_sgemm_threads(0);
   state.SetLabel(name + ", p=" + std::to_string(p) + ", m=" + std::to_string(m));
 }
 BENCHMARK(BM_PipelineStep)

@@ -1,9 +1,9 @@
 # Draws a pipeline timeline (the .tsv the pipeline stage writes: rank start end op name) as one
 # row per rank: blue = forward F, orange = backward B (input gradient, or both gradients when the
 # schedule does not split them), green = weight gradient W; white gaps are the bubble.
-#   gnuplot -e "in='RESULTS/08_timeline_1f1b.tsv'; out='chapters/08_pipeline_parallel/08_timeline_1f1b.svg'; title='1F1B'" \
+#   gnuplot -e "in='RESULTS/ch08_timeline_1f1b.tsv'; out='chapters/08_pipeline_parallel/ch08_timeline_1f1b.svg'; title='1F1B'" \
 #           chapters/08_pipeline_parallel/timeline.gp
-# The real run's timeline (08_executed_<schedule>.tsv, in ms): add xlabel='time (ms), real run'.
+# The real run's timeline (ch08_executed_<schedule>.tsv, in ms): add xlabel='time (ms), real run'.
 if (out[strlen(out)-2:] eq "png") { set terminal png size 900,230 font "sans,9" background rgb "white" } else { set terminal svg size 900,230 font "sans,10" background rgb "white" }
 set output out
 stats in using 1 nooutput

@@ -1,6 +1,6 @@
 # The caching-allocator simulator replaying the wider trainer's allocations (the stage's
 # results/ch09_allocator_timeline.csv):
-#   gnuplot -e "in='results/ch09_allocator_timeline.csv'; out='chapters/09_memory_accounting/09_allocator.svg'" \
+#   gnuplot -e "in='results/ch09_allocator_timeline.csv'; out='chapters/09_memory_accounting/ch09_allocator.svg'" \
 #           chapters/09_memory_accounting/allocator.gp
 # MiB after every allocation or release: what the program asked for, what the allocator handed
 # out, what it reserved from the device (default, and with expandable segments).

@@ -1,5 +1,5 @@
 # Colocated RL on one 80 GiB GPU, from the stage's results/ch09_colocated_rl.csv:
-#   gnuplot -e "in='results/ch09_colocated_rl.csv'; out='chapters/09_memory_accounting/09_colocated_rl.svg'" \
+#   gnuplot -e "in='results/ch09_colocated_rl.csv'; out='chapters/09_memory_accounting/ch09_colocated_rl.svg'" \
 #           chapters/09_memory_accounting/colocated_rl.gp
 # One stacked bar per phase (two cycles of rollout + training), colocated then time-sliced: what
 # holds the GPU's memory, against the 79 GiB budget left after 1 GiB of overhead.

@@ -1,5 +1,5 @@
 # Llama-2 7B's memory per GPU by category, from the stage's sweep (results/ch09_sweep.csv):
-#   gnuplot -e "in='results/ch09_sweep.csv'; out='chapters/09_memory_accounting/09_memory.svg'" \
+#   gnuplot -e "in='results/ch09_sweep.csv'; out='chapters/09_memory_accounting/ch09_memory.svg'" \
 #           chapters/09_memory_accounting/memory.gp
 # Left: one GPU, micro-batch 1, no recomputation, sequence length 1k-8k. Right: 8 GPUs at 4k, by
 # ZeRO stage with selective recomputation. Stacked bars in GiB.

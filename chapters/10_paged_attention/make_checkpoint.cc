@@ -35,7 +35,7 @@ int body(int argc, char** argv) {
 
   // One thread: the build runs this next to other actions, where spinning GEMM threads would
   // only wait for each other. The result is the same bits at any thread count.
-  book::gemm::set_sgemm_threads(1);
+  const book::gemm::SgemmThreads one_thread(1);
   options.model.n_layer = layers;
   options.model.n_head = 4;
   options.model.d_model = width;

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace book::dp {
+namespace book::dynprog {
 
 /// LeetCode 509, Fibonacci Number: F(0) = 0, F(1) = 1, F(n) = F(n-1) + F(n-2).
 /// Requires 0 <= n <= 46 (the answer fits in int).
@@ -53,4 +53,4 @@ int integer_break(int n);
 /// \exercise{dp.96}
 int num_trees(int n);
 
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -16,7 +16,7 @@
 #include "common/check.h"
 #include "common/rng.h"
 
-namespace book::dp {
+namespace book::dynprog {
 namespace {
 
 std::string letters(std::int64_t n, int alphabet, std::uint64_t seed) {
@@ -152,4 +152,4 @@ BENCHMARK(BM_5_brute)->RangeMultiplier(2)->Range(64, 1024)->Complexity(cube);
 BENCHMARK(BM_5_dp)->RangeMultiplier(2)->Range(64, 1024)->Complexity();
 
 }  // namespace
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace book::dp {
+namespace book::dynprog {
 
 /// LeetCode 464, Can I Win: two players alternately pick unused integers from 1 to
 /// `max_choosable_integer`, adding to a running total; whoever first makes it reach
@@ -37,4 +37,4 @@ int shortest_path_length(const std::vector<std::vector<int>>& graph);
 /// \exercise{dp.943}
 std::string shortest_superstring(const std::vector<std::string>& words);
 
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -7,7 +7,7 @@
 
 #include "common/check.h"
 
-namespace book::dp::brute {
+namespace book::dynprog::brute {
 
 namespace {
 void check_enumerable(std::size_t n, const char* what) {
@@ -132,4 +132,4 @@ std::string longest_palindrome(const std::string& s) {
   return s.substr(best_start, best_length);
 }
 
-}  // namespace book::dp::brute
+}  // namespace book::dynprog::brute

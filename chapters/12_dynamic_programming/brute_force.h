@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace book::dp::brute {
+namespace book::dynprog::brute {
 
 /// The largest input size the subset enumerators accept (2^24 subsets, about a second each).
 inline constexpr std::size_t kMaxEnumerated = 24;
@@ -41,4 +41,4 @@ int min_distance(const std::string& a, const std::string& b);
 /// LeetCode 5 by testing every substring: O(n^3). The leftmost longest palindrome.
 std::string longest_palindrome(const std::string& s);
 
-}  // namespace book::dp::brute
+}  // namespace book::dynprog::brute

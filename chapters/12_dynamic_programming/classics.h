@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace book::dp {
+namespace book::dynprog {
 
 /// LeetCode 10, Regular Expression Matching: whether pattern `p` (letters, '.' for any one
 /// character, 'x*' for zero or more x) matches all of `s`. Requires every '*' to
@@ -39,4 +39,4 @@ int job_scheduling(const std::vector<int>& start_time, const std::vector<int>& e
 /// \exercise{dp.410}
 int split_array(const std::vector<int>& nums, int k);
 
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -10,7 +10,7 @@
 
 #include "common/check.h"
 
-namespace book::dp::contract {
+namespace book::dynprog::contract {
 namespace {
 
 // The cap on a table's size where LeetCode's own limit is smaller and the header states none: an
@@ -291,4 +291,4 @@ void max_profit_fee(const std::vector<int>& prices, int fee) {
   in_range("max_profit_fee", "fee", fee, 0, 50000);
 }
 
-}  // namespace book::dp::contract
+}  // namespace book::dynprog::contract

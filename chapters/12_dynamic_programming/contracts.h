@@ -13,7 +13,7 @@
 #include "chapters/12_dynamic_programming/robbers.h"
 
 /// The checks, one per function with a stated contract, named after it.
-namespace book::dp::contract {
+namespace book::dynprog::contract {
 
 /// fib: 0 <= n <= 46.
 void fib(int n);
@@ -91,4 +91,4 @@ void max_profit_k(int k, const std::vector<int>& prices);
 /// max_profit_fee: stock prices and 0 <= fee <= 5 · 10^4.
 void max_profit_fee(const std::vector<int>& prices, int fee);
 
-}  // namespace book::dp::contract
+}  // namespace book::dynprog::contract

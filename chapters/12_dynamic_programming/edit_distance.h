@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace book::dp {
+namespace book::dynprog {
 
 /// LeetCode 115, Distinct Subsequences: how many distinct subsequences of `s` equal `t`.
 /// The count is returned modulo 2^64, so the DP is exact for any input.
@@ -33,4 +33,4 @@ int min_distance(const std::string& word1, const std::string& word2);
 /// \exercise{dp.97}
 bool is_interleave(const std::string& s1, const std::string& s2, const std::string& s3);
 
-}  // namespace book::dp
+}  // namespace book::dynprog

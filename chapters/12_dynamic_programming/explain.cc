@@ -18,7 +18,7 @@
 #include "common/timer.h"
 #include "common/track.h"
 
-namespace book::dp {
+namespace book::dynprog {
 namespace {
 
 // The file where the reader writes each problem the stage explains (to print their table from).
@@ -167,6 +167,6 @@ int body(int argc, char** argv) {
 }
 
 }  // namespace
-}  // namespace book::dp
+}  // namespace book::dynprog
 
-int main(int argc, char** argv) { return book::run_main(argc, argv, book::dp::body); }
+int main(int argc, char** argv) { return book::run_main(argc, argv, book::dynprog::body); }

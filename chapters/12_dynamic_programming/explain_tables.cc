@@ -8,7 +8,7 @@
 #include "common/check.h"
 #include "common/flags.h"
 
-namespace book::dp::explain {
+namespace book::dynprog::explain {
 
 namespace {
 constexpr std::size_t kMaxText = 40, kMaxNumbers = 40;
@@ -339,4 +339,4 @@ Explained palindrome(const std::string& s) {
                        std::to_string(best_start + best_length - 1) + "]"};
 }
 
-}  // namespace book::dp::explain
+}  // namespace book::dynprog::explain

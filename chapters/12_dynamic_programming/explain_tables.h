@@ -10,7 +10,7 @@
 
 #include "common/table.h"
 
-namespace book::dp::explain {
+namespace book::dynprog::explain {
 
 /// A filled dp table and what it means.
 struct Explained {
@@ -69,4 +69,4 @@ Explained lis(const std::vector<int>& nums);
 /// LeetCode 5: is[i][j] = s[i..j] is a palindrome.
 Explained palindrome(const std::string& s);
 
-}  // namespace book::dp::explain
+}  // namespace book::dynprog::explain

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace book::dp {
+namespace book::dynprog {
 
 /// LeetCode 416, Partition Equal Subset Sum: whether `nums` splits into two parts of equal sum.
 /// Requires positive numbers with a total of at most 2^22 (LeetCode: 1 <= nums[i] <= 100, at
@@ -60,4 +60,4 @@ int num_squares(int n);
 /// \exercise{dp.139}
 bool word_break(const std::string& s, const std::vector<std::string>& word_dict);
 
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace book::dp {
+namespace book::dynprog {
 
 /// LeetCode 5, Longest Palindromic Substring. LeetCode accepts any longest one;
 /// this book asks for the leftmost of maximal length, so the answer is unique. "" for "".
@@ -39,4 +39,4 @@ int max_coins(const std::vector<int>& nums);
 /// \exercise{dp.1039}
 int min_score_triangulation(const std::vector<int>& values);
 
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-namespace book::dp {
+namespace book::dynprog {
 
 /// LeetCode 198, House Robber: the largest sum of `nums` with no two adjacent houses taken.
 /// Requires 0 <= nums[i] <= 400 and at most 100 houses; 0 for no houses.
@@ -37,4 +37,4 @@ std::unique_ptr<TreeNode> build_tree(const std::vector<std::optional<int>>& leve
 /// \exercise{dp.337}
 int rob_tree(const TreeNode* root);
 
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-namespace book::dp {
+namespace book::dynprog {
 
 // The six stock problems share their input: `prices[i]` is the price on day i (0 <= price <=
 // 10^4, at most 3 · 10^4 days; checked, so every answer fits in int); one share is held at most; an
@@ -38,4 +38,4 @@ int max_profit_cooldown(const std::vector<int>& prices);
 /// \exercise{dp.714}
 int max_profit_fee(const std::vector<int>& prices, int fee);
 
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace book::dp {
+namespace book::dynprog {
 
 /// LeetCode 300, Longest Increasing Subsequence: the length of the longest strictly increasing
 /// subsequence. Expected in O(n log n). 0 for an empty input.
@@ -47,4 +47,4 @@ int max_sub_array(const std::vector<int>& nums);
 /// \exercise{dp.392}
 bool is_subsequence(const std::string& s, const std::string& t);
 
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -3,7 +3,7 @@
 #include "chapters/12_dynamic_programming/robbers.h"
 #include "common/check.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 // LeetCode's notation lists the nodes breadth first; each present node claims the next two
 // entries as its children, absent ones claim none.
@@ -37,4 +37,4 @@ std::unique_ptr<TreeNode> build_tree(const std::vector<std::optional<int>>& leve
   return root;
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -58,7 +58,7 @@ Pair& pair() {
 }
 
 void BM_AdditionPlain(benchmark::State& state) {
-  gemm::set_sgemm_threads(1);
+  const gemm::SgemmThreads one_thread(1);
   Pair& p = pair();
   for (auto _ : state)
     for (std::size_t i = 0; i < p.prompts.size(); ++i)
@@ -67,7 +67,7 @@ void BM_AdditionPlain(benchmark::State& state) {
 
 // Arguments: gamma, draft (0 trained, 1 self).
 void BM_AdditionSpeculative(benchmark::State& state) {
-  gemm::set_sgemm_threads(1);
+  const gemm::SgemmThreads one_thread(1);
   Pair& p = pair();
   ModelStack& draft = state.range(1) == 0 ? p.draft : p.self;
   SpeculativeDecoder decoder(p.target.served(), draft.served(),
@@ -88,7 +88,7 @@ ModelStack& big_target() {
 
 // Argument: rows (1: a plain decode step; gamma + 1: a verification pass).
 void BM_BigTargetStep(benchmark::State& state) {
-  gemm::set_sgemm_threads(0);
+  const gemm::SgemmThreads all_threads(0);
   ModelStack& target = big_target();
   const std::vector<int> tokens(state.range(0), 3);
   const std::vector<kv::BlockId> table{0};

@@ -20,7 +20,7 @@ namespace book::spec {
 std::vector<PairRow> run_trained_pair(const std::string& target_path, const std::string& draft_path,
                                       int requests, const std::vector<int>& gammas, Table& table) {
   // Tiny models: one GEMM thread, or the threads' hand-offs cost more than the arithmetic.
-  gemm::set_sgemm_threads(1);
+  const gemm::SgemmThreads one_thread(1);
   auto target = make_stack(kv::load_checkpoint_model(target_path), 256, 4, 16);
   auto draft = make_stack(kv::load_checkpoint_model(draft_path), 256, 4, 16);
   const train::Config& tc = target.model->config();
@@ -86,7 +86,6 @@ std::vector<PairRow> run_trained_pair(const std::string& target_path, const std:
                      fixed(row.spec_ms, 1), fixed(plain_ms / row.spec_ms, 2)});
     }
   }
-  gemm::set_sgemm_threads(0);
   return rows;
 }
 

@@ -125,7 +125,7 @@ void BM_GemvFp32Ours(benchmark::State& state) {
 
 // Chapter 1's sgemm: y[m][rows] = x[m][cols] · Wᵀ.
 void BM_GemvFp32Sgemm(benchmark::State& state) {
-  gemm::set_sgemm_threads(static_cast<int>(state.range(1)));
+  const gemm::SgemmThreads scope(static_cast<int>(state.range(1)));
   const float* w = fp32_weights().data();
   run(state, fp32_bytes(static_cast<int>(state.range(0))), [&](int m, float* x, float* y) {
     gemm::sgemm(gemm::Transpose::kNo, gemm::Transpose::kYes, m, kRows, kCols, 1.0f, x, kCols, w,
@@ -185,8 +185,10 @@ const std::vector<Row>& rows() {
       {"FP32 OpenBLAS", "BM_GemvFp32OpenBlas", fp32_bytes},
       {"INT8 per-channel", "BM_GemvQuantized/int8_per_channel",
        [](int m) { return quantized_bytes(kInt8PerChannel, m); }},
-      {"INT8 g128", "BM_GemvQuantized/int8_g128", [](int m) { return quantized_bytes(kInt8G128, m); }},
-      {"INT4 g128", "BM_GemvQuantized/int4_g128", [](int m) { return quantized_bytes(kInt4G128, m); }},
+      {"INT8 g128", "BM_GemvQuantized/int8_g128",
+       [](int m) { return quantized_bytes(kInt8G128, m); }},
+      {"INT4 g128", "BM_GemvQuantized/int4_g128",
+       [](int m) { return quantized_bytes(kInt4G128, m); }},
       {"INT4 g128 asym", "BM_GemvQuantized/int4_g128_asym",
        [](int m) { return quantized_bytes(kInt4G128Asym, m); }},
   };

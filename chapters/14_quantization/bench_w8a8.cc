@@ -141,7 +141,7 @@ void BM_W8A8OursLinear(benchmark::State& state) {
 
 void BM_W8A8Sgemm(benchmark::State& state) {
   const int m = static_cast<int>(state.range(0)), size = static_cast<int>(state.range(1));
-  book::gemm::set_sgemm_threads(static_cast<int>(state.range(2)));
+  const book::gemm::SgemmThreads scope(static_cast<int>(state.range(2)));
   const std::vector<float> x = activations(m, size);
   std::vector<float> y(static_cast<std::size_t>(m) * size);
   const Layer& l = layer(size);
@@ -151,7 +151,6 @@ void BM_W8A8Sgemm(benchmark::State& state) {
                       l.w.data(), size, 0.0f, y.data(), size);
     benchmark::DoNotOptimize(y.data());
   }
-  book::gemm::set_sgemm_threads(0);
   count_ops(state, m, size);
 }
 
@@ -308,5 +307,3 @@ void w8a8_report(const RepetitionReporter& reporter, const char* argv0) {
 }
 
 }  // namespace book::quant::bench_sections
-
-

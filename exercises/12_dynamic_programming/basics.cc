@@ -2,7 +2,7 @@
 #include "chapters/12_dynamic_programming/contracts.h"
 #include "common/check.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 int fib(int n) {
   contract::fib(n);
@@ -60,4 +60,4 @@ int num_trees(int n) {
                        "chapters/12_dynamic_programming/README.md, section Basics");
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -2,7 +2,7 @@
 #include "chapters/12_dynamic_programming/contracts.h"
 #include "common/check.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 bool can_i_win(int max_choosable_integer, int desired_total) {
   contract::can_i_win(max_choosable_integer, desired_total);
@@ -44,4 +44,4 @@ std::string shortest_superstring(const std::vector<std::string>& words) {
       "chapters/12_dynamic_programming/README.md, section Bitmask state compression");
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

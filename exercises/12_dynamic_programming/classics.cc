@@ -2,7 +2,7 @@
 #include "chapters/12_dynamic_programming/contracts.h"
 #include "common/check.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 bool is_match_regex(const std::string& s, const std::string& p) {
   contract::is_match_regex(p);
@@ -39,4 +39,4 @@ int split_array(const std::vector<int>& nums, int k) {
                        "chapters/12_dynamic_programming/README.md, section Harder classics");
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

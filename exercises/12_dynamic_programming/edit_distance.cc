@@ -1,7 +1,7 @@
 #include "chapters/12_dynamic_programming/edit_distance.h"
 #include "common/check.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 std::uint64_t num_distinct(const std::string& s, const std::string& t) {
   (void)s, (void)t;
@@ -33,4 +33,4 @@ bool is_interleave(const std::string& s1, const std::string& s2, const std::stri
                        "chapters/12_dynamic_programming/README.md, section The edit family");
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -2,7 +2,7 @@
 #include "chapters/12_dynamic_programming/contracts.h"
 #include "common/check.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 bool can_partition(const std::vector<int>& nums) {
   contract::can_partition(nums);
@@ -66,4 +66,4 @@ bool word_break(const std::string& s, const std::vector<std::string>& word_dict)
                        "chapters/12_dynamic_programming/README.md, section Knapsack");
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

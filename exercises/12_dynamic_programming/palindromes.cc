@@ -2,7 +2,7 @@
 #include "chapters/12_dynamic_programming/contracts.h"
 #include "common/check.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 std::string longest_palindrome(const std::string& s) {
   (void)s;
@@ -49,4 +49,4 @@ int min_score_triangulation(const std::vector<int>& values) {
       "chapters/12_dynamic_programming/README.md, section Palindromes and intervals");
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

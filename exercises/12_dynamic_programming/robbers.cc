@@ -2,7 +2,7 @@
 #include "chapters/12_dynamic_programming/contracts.h"
 #include "common/check.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 int rob(const std::vector<int>& nums) {
   contract::rob(nums);
@@ -25,4 +25,4 @@ int rob_tree(const TreeNode* root) {
                        "chapters/12_dynamic_programming/README.md, section Robbers");
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

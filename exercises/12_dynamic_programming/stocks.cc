@@ -2,7 +2,7 @@
 #include "chapters/12_dynamic_programming/contracts.h"
 #include "common/check.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 int max_profit_one(const std::vector<int>& prices) {
   contract::stock_prices("max_profit_one", prices);
@@ -46,4 +46,4 @@ int max_profit_fee(const std::vector<int>& prices, int fee) {
                        "chapters/12_dynamic_programming/README.md, section Stocks");
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -2,7 +2,7 @@
 #include "chapters/12_dynamic_programming/contracts.h"
 #include "common/check.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 int length_of_lis(const std::vector<int>& nums) {
   (void)nums;
@@ -54,4 +54,4 @@ bool is_subsequence(const std::string& s, const std::string& t) {
                        "chapters/12_dynamic_programming/README.md, section Subsequences");
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

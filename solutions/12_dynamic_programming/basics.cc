@@ -3,7 +3,7 @@
 #include "chapters/12_dynamic_programming/basics.h"
 #include "chapters/12_dynamic_programming/contracts.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 // dp[i] = F(i); each step reads only the two before it, so two variables replace the table.
 int fib(int n) {
@@ -108,4 +108,4 @@ int num_trees(int n) {
   return static_cast<int>(dp[n]);
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

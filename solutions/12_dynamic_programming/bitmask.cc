@@ -7,7 +7,7 @@
 #include "chapters/12_dynamic_programming/bitmask.h"
 #include "chapters/12_dynamic_programming/contracts.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 // The state is the set of numbers used (the running total follows from it): 2^m states, each a
 // win or a loss for the player to move. A move wins if it reaches the total or leaves the other
@@ -143,4 +143,4 @@ std::string shortest_superstring(const std::vector<std::string>& words) {
   return result;
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -4,7 +4,7 @@
 #include "chapters/12_dynamic_programming/classics.h"
 #include "chapters/12_dynamic_programming/contracts.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 // match[i][j] = the first i of s match the first j of p. If p[j-1] is '*' (with x = p[j-2]):
 // use "x*" zero times (match[i][j-2]) or once more (x matches s[i-1] and match[i-1][j]).
@@ -118,4 +118,4 @@ int split_array(const std::vector<int>& nums, int k) {
   return static_cast<int>(lo);
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -3,7 +3,7 @@
 
 #include "chapters/12_dynamic_programming/edit_distance.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 //! [num_distinct]
 // dp[i][j] = ways the first i characters of s contain the first j of t as a subsequence:
@@ -94,4 +94,4 @@ bool is_interleave(const std::string& s1, const std::string& s2, const std::stri
   return ok[s2.size()];
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

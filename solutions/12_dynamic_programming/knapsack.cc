@@ -6,7 +6,7 @@
 #include "chapters/12_dynamic_programming/contracts.h"
 #include "chapters/12_dynamic_programming/knapsack.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 //! [can_partition]
 // 0/1 knapsack of feasibility: reachable[c] = some subset of the items so far sums to c. Items
@@ -127,4 +127,4 @@ bool word_break(const std::string& s, const std::vector<std::string>& word_dict)
   return can[s.size()];
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

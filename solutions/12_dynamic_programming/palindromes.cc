@@ -4,7 +4,7 @@
 #include "chapters/12_dynamic_programming/contracts.h"
 #include "chapters/12_dynamic_programming/palindromes.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 // is[i][j] = s[i..j] is a palindrome = s[i] == s[j] && (j - i < 2 || is[i+1][j-1]). It reads the
 // row below, so i runs DOWN and j up. O(n^2) time and, kept simple here, O(n^2) bytes.
@@ -98,4 +98,4 @@ int min_score_triangulation(const std::vector<int>& values) {
   return best[0][n - 1];
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -4,7 +4,7 @@
 #include "chapters/12_dynamic_programming/contracts.h"
 #include "chapters/12_dynamic_programming/robbers.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 namespace {
 // dp[i] = best of the first i houses = max(dp[i-1] (skip house i-1), dp[i-2] + house i-1).
@@ -51,4 +51,4 @@ int rob_tree(const TreeNode* root) {
   return std::max(taken, skipped);
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -9,7 +9,7 @@
 // share, `free` = best cash while not. Buying moves free -> hold (cash - price), selling moves
 // hold -> free (cash + price). The variants only change which moves are allowed.
 
-namespace book::dp {
+namespace book::dynprog {
 
 int max_profit_one(const std::vector<int>& prices) {
   contract::stock_prices("max_profit_one", prices);
@@ -79,4 +79,4 @@ int max_profit_fee(const std::vector<int>& prices, int fee) {
   return free;
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -4,7 +4,7 @@
 #include "chapters/12_dynamic_programming/contracts.h"
 #include "chapters/12_dynamic_programming/subsequences.h"
 
-namespace book::dp {
+namespace book::dynprog {
 
 //! [length_of_lis]
 // tails[len-1] = the smallest value that ends an increasing subsequence of length len. tails is
@@ -108,4 +108,4 @@ bool is_subsequence(const std::string& s, const std::string& t) {
   return matched == s.size();
 }
 
-}  // namespace book::dp
+}  // namespace book::dynprog

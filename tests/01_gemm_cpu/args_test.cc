@@ -74,7 +74,7 @@ TEST(SgemmArguments, RejectsBadInput) {
   expect_error([&] { sgemm(yes, no, 7, 4, 3, 1, a, 3, b, 4, 0, c, 4); }, "lda=3");
   expect_error([&] { sgemm(no, yes, 4, 7, 3, 1, a, 3, b, 2, 0, c, 7); }, "ldb=2");
   expect_error([&] { sgemm(no, no, 4, 7, 3, 1, a, 3, b, 7, 0, c, 6); }, "ldc=6");
-  expect_error([] { set_sgemm_threads(-1); }, "threads must be >= 0");
+  expect_error([] { SgemmThreads bad(-1); }, "threads must be >= 0");
 }
 
 TEST(StageCheck, CloseToAcceptsRoundingAndRejectsErrorsNanAndSizes) {

@@ -34,9 +34,10 @@ void check_sgemm(Transpose ta, Transpose tb, const Shape& s, float alpha, float 
       for (int j = 0; j < s.n; ++j)
         c0[static_cast<std::size_t>(i) * ldc + j] = std::numeric_limits<float>::quiet_NaN();
   auto c = c0;
-  set_sgemm_threads(threads);
-  sgemm(ta, tb, s.m, s.n, s.k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
-  set_sgemm_threads(0);
+  {
+    const SgemmThreads scope(threads);
+    sgemm(ta, tb, s.m, s.n, s.k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+  }
   std::ostringstream what;
   what << "sgemm(trans_a=" << ya << ", trans_b=" << yb << ", alpha=" << alpha << ", beta=" << beta
        << ", threads=" << threads << ") on " << s.describe();
@@ -86,14 +87,27 @@ TEST(Sgemm, ReusedTeamsAndConcurrentCallersStayCorrect) {
   for (auto& caller : callers) caller.join();
 }
 
-TEST(Sgemm, ThreadSettingRoundTrips) {
-  set_sgemm_threads(3);
-  EXPECT_EQ(sgemm_threads(), 3);
-  EXPECT_EQ(sgemm_thread_count(), 3);
-  set_sgemm_threads(0);
+// A scope sets the count while it lives and puts back the one it found, so scopes nest.
+TEST(Sgemm, ThreadScopesNestAndRestore) {
+  const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   EXPECT_EQ(sgemm_threads(), 0);
-  EXPECT_EQ(sgemm_thread_count(),
-            static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  {
+    const SgemmThreads three(3);
+    EXPECT_EQ(sgemm_threads(), 3);
+    EXPECT_EQ(sgemm_thread_count(), 3);
+    {
+      const SgemmThreads one(1);
+      EXPECT_EQ(sgemm_thread_count(), 1);
+    }
+    EXPECT_EQ(sgemm_threads(), 3);
+    try {
+      SgemmThreads bad(-2);
+    } catch (const book::Error&) {
+    }
+    EXPECT_EQ(sgemm_threads(), 3) << "a refused scope must leave the count alone";
+  }
+  EXPECT_EQ(sgemm_threads(), 0);
+  EXPECT_EQ(sgemm_thread_count(), all);
 }
 
 // run_on_gemm_threads: every job once, at the same time on distinct threads, the caller's job(0).
@@ -140,13 +154,14 @@ TEST(GemmThreads, AJobsErrorReachesTheCallerAndTheTeamCarriesOn) {
 // One level of threads: inside a job, sgemm runs on that job's thread (still correct), and a
 // nested call runs its jobs in turn on it.
 TEST(GemmThreads, NestedCallsRunOnTheJobsThread) {
-  set_sgemm_threads(2);
   std::vector<std::vector<std::thread::id>> nested(2);
-  run_on_gemm_threads(2, [&](int t) {
-    run_on_gemm_threads(3, [&](int) { nested[t].push_back(std::this_thread::get_id()); });
-    check_sgemm(Transpose::kYes, Transpose::kNo, {90 + t, 150, 70, 1, 0, 2}, 1.0f, 0.5f, 2);
-  });
-  set_sgemm_threads(0);
+  {
+    const SgemmThreads two(2);
+    run_on_gemm_threads(2, [&](int t) {
+      run_on_gemm_threads(3, [&](int) { nested[t].push_back(std::this_thread::get_id()); });
+      check_sgemm(Transpose::kYes, Transpose::kNo, {90 + t, 150, 70, 1, 0, 2}, 1.0f, 0.5f, 2);
+    });
+  }
   for (int t = 0; t < 2; ++t) {
     ASSERT_EQ(nested[t].size(), 3u) << "job " << t;
     for (const auto& id : nested[t]) EXPECT_EQ(id, nested[t][0]) << "job " << t;

@@ -2,8 +2,8 @@
 // hang: `busbw --max-mib -1` once looped forever), the size sweep, and nccl-tests' arithmetic.
 #include <gtest/gtest.h>
 
-#include "chapters/03_collectives/busbw_options.h"
 #include "chapters/03_collectives/busbw_table.h"
+#include "chapters/03_collectives/stage.h"
 #include "common/flags.h"
 #include "common/testing/expect_error.h"
 
@@ -39,13 +39,16 @@ TEST(BusbwTable, NcclTestsArithmetic) {
   EXPECT_EQ(repetitions_for(1u << 16, 1u << 20), 16);
 }
 
-BusbwOptions parse(BusbwStage stage, std::vector<const char*> arguments) {
+using stage::BusbwStage;
+using stage::StageOptions;
+
+StageOptions parse(BusbwStage stage, std::vector<const char*> arguments) {
   arguments.insert(arguments.begin(), "busbw");
-  return parse_busbw_options(stage, static_cast<int>(arguments.size()), arguments.data());
+  return stage::parse_stage_options(stage, static_cast<int>(arguments.size()), arguments.data());
 }
 
-TEST(BusbwOptions, DefaultsAndTheTourPerStage) {
-  const BusbwOptions plain = parse(BusbwStage::kThreads, {});
+TEST(StageOptions, DefaultsAndTheTourPerStage) {
+  const StageOptions plain = parse(BusbwStage::kThreads, {});
   EXPECT_EQ(plain.ranks, 4);
   EXPECT_EQ(plain.max_mib, 256);
   EXPECT_FALSE(plain.tour);
@@ -64,7 +67,7 @@ TEST(BusbwOptions, DefaultsAndTheTourPerStage) {
             "/tmp/t.json");
 }
 
-TEST(BusbwOptions, BadCommandLinesAreRefusedWithTheReason) {
+TEST(StageOptions, BadCommandLinesAreRefusedWithTheReason) {
   using book::testing::expect_error;
   expect_error(
       [] {

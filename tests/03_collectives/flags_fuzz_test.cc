@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "chapters/03_collectives/busbw_options.h"
+#include "chapters/03_collectives/stage.h"
 #include "common/testing/flag_fuzz.h"
 
 namespace {
@@ -23,8 +23,8 @@ TEST(FlagsFuzz, Busbw) {
   const auto counts = fuzz_command_line(
       [](const std::vector<std::string>& arguments) {
         const auto argv = argv_of(arguments);
-        (void)book::coll::parse_busbw_options(book::coll::BusbwStage::kThreads,
-                                              static_cast<int>(argv.size()), argv.data());
+        (void)book::coll::stage::parse_stage_options(book::coll::stage::BusbwStage::kThreads,
+                                                     static_cast<int>(argv.size()), argv.data());
       },
       {"--max-mib=4", "--tour", "--ranks=4", "--trace=/tmp/t.json", "--help"}, 3000, 391);
   EXPECT_GT(counts.parsed, 0) << "no argument list parsed: the fuzzer tests nothing but refusals";
@@ -35,8 +35,8 @@ TEST(FlagsFuzz, BusbwMpi) {
   const auto counts = fuzz_command_line(
       [](const std::vector<std::string>& arguments) {
         const auto argv = argv_of(arguments);
-        (void)book::coll::parse_busbw_options(book::coll::BusbwStage::kMpi,
-                                              static_cast<int>(argv.size()), argv.data());
+        (void)book::coll::stage::parse_stage_options(book::coll::stage::BusbwStage::kMpi,
+                                                     static_cast<int>(argv.size()), argv.data());
       },
       {"--max-mib=4", "--tour", "--ranks=4", "--help"}, 3000, 392);
   EXPECT_GT(counts.parsed, 0) << "no argument list parsed: the fuzzer tests nothing but refusals";
@@ -47,8 +47,8 @@ TEST(FlagsFuzz, BusbwNccl) {
   const auto counts = fuzz_command_line(
       [](const std::vector<std::string>& arguments) {
         const auto argv = argv_of(arguments);
-        (void)book::coll::parse_busbw_options(book::coll::BusbwStage::kNccl,
-                                              static_cast<int>(argv.size()), argv.data());
+        (void)book::coll::stage::parse_stage_options(book::coll::stage::BusbwStage::kNccl,
+                                                     static_cast<int>(argv.size()), argv.data());
       },
       {"--max-mib=64", "--tour", "--help"}, 3000, 393);
   EXPECT_GT(counts.parsed, 0) << "no argument list parsed: the fuzzer tests nothing but refusals";

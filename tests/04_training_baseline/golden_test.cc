@@ -158,7 +158,7 @@ TEST(Golden, TrainingRunsAreBitIdenticalToTheRecord) {
   for (const Case& c : cases()) {
     const Golden& want = avx512 ? c.avx512 : c.avx2;
     for (int threads : {1, 2}) {
-      book::gemm::set_sgemm_threads(threads);
+      const book::gemm::SgemmThreads scope(threads);
       const Golden got = run(c.options, c.steps);
       std::printf("golden %-22s %s kernel, %d thread(s): losses 0x%016llx weights 0x%016llx\n",
                   c.name, kernel, threads, static_cast<unsigned long long>(got.losses),
@@ -176,7 +176,6 @@ TEST(Golden, TrainingRunsAreBitIdenticalToTheRecord) {
           << " thread(s): the trained weights or Adam moments changed";
     }
   }
-  book::gemm::set_sgemm_threads(0);
   for (const Case& c : cases())
     if ((avx512 ? c.avx512 : c.avx2).losses == 0)
       GTEST_SKIP() << "no golden hash is recorded for sgemm's " << kernel

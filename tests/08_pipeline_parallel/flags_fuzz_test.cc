@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "chapters/08_pipeline_parallel/pipeline_options.h"
+#include "chapters/08_pipeline_parallel/stage.h"
 #include "common/testing/expect_error.h"
 #include "common/testing/flag_fuzz.h"
 
@@ -20,9 +20,9 @@ std::vector<const char*> argv_of(const std::vector<std::string>& arguments) {
   return argv;
 }
 
-book::pp::Options parse(const std::vector<std::string>& arguments) {
+book::pp::stage::StageOptions parse(const std::vector<std::string>& arguments) {
   const auto argv = argv_of(arguments);
-  return book::pp::parse_options(static_cast<int>(argv.size()), argv.data());
+  return book::pp::stage::parse_stage_options(static_cast<int>(argv.size()), argv.data());
 }
 
 TEST(FlagsFuzz, Pipeline) {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "chapters/10_paged_attention/kv_options.h"
+#include "chapters/10_paged_attention/stage.h"
 #include "common/testing/expect_error.h"
 #include "common/testing/flag_fuzz.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "chapters/11_continuous_batching/serve_report.h"
+#include "chapters/11_continuous_batching/stage.h"
 #include "common/testing/expect_error.h"
 #include "common/testing/flag_fuzz.h"
 

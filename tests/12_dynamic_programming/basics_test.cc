@@ -8,7 +8,7 @@
 #include "common/testing/exercise.h"
 #include "tests/12_dynamic_programming/inputs.h"
 
-namespace book::dp {
+namespace book::dynprog {
 namespace {
 
 using testing::random_ints;
@@ -180,4 +180,4 @@ EXERCISE_TEST("dp.96", UniqueBinarySearchTrees, ExamplesAndBruteForce) {
 }
 
 }  // namespace
-}  // namespace book::dp
+}  // namespace book::dynprog

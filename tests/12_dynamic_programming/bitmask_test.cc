@@ -7,7 +7,7 @@
 #include "common/testing/exercise.h"
 #include "tests/12_dynamic_programming/inputs.h"
 
-namespace book::dp {
+namespace book::dynprog {
 namespace {
 
 using testing::random_ints;
@@ -190,4 +190,4 @@ EXERCISE_TEST("dp.943", ShortestSuperstring, ExamplesAndBruteForce) {
 }
 
 }  // namespace
-}  // namespace book::dp
+}  // namespace book::dynprog

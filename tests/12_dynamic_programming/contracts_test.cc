@@ -14,7 +14,7 @@
 #include "chapters/12_dynamic_programming/dp.h"
 #include "common/testing/expect_error.h"
 
-namespace book::dp {
+namespace book::dynprog {
 namespace {
 
 using book::testing::expect_error;
@@ -202,4 +202,4 @@ TEST(Contracts, ATreeOutsideTheContractIsRefused) {
 }
 
 }  // namespace
-}  // namespace book::dp
+}  // namespace book::dynprog

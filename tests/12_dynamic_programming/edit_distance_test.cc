@@ -10,7 +10,7 @@
 #include "common/testing/exercise.h"
 #include "tests/12_dynamic_programming/inputs.h"
 
-namespace book::dp {
+namespace book::dynprog {
 namespace {
 
 using testing::random_string;
@@ -189,4 +189,4 @@ EXERCISE_TEST("dp.97", InterleavingString, ExamplesAndBruteForce) {
 }
 
 }  // namespace
-}  // namespace book::dp
+}  // namespace book::dynprog

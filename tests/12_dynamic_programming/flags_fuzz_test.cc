@@ -15,7 +15,9 @@ using book::testing::fuzz_command_line;
 
 TEST(FlagsFuzz, Explain) {
   const auto counts = fuzz_command_line(
-      [](const std::vector<std::string>& arguments) { (void)book::dp::explain::parse(arguments); },
+      [](const std::vector<std::string>& arguments) {
+        (void)book::dynprog::explain::parse(arguments);
+      },
       {"115", "rabbbit", "rabbit", "322", "11", "1,2,5", "--tour", "--help", "416", "1,5,11,5"},
       3000, 1291);
   EXPECT_GT(counts.parsed, 0) << "no argument list parsed: the fuzzer tests nothing but refusals";

@@ -9,7 +9,7 @@
 
 #include "common/rng.h"
 
-namespace book::dp::testing {
+namespace book::dynprog::testing {
 
 /// `length` integers uniform in [lo, hi].
 inline std::vector<int> random_ints(Rng& rng, std::int64_t length, int lo, int hi) {
@@ -46,4 +46,4 @@ std::string show(const std::vector<T>& values) {
   return out.str();
 }
 
-}  // namespace book::dp::testing
+}  // namespace book::dynprog::testing

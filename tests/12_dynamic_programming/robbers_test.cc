@@ -6,7 +6,7 @@
 #include "common/testing/exercise.h"
 #include "tests/12_dynamic_programming/inputs.h"
 
-namespace book::dp {
+namespace book::dynprog {
 namespace {
 
 using testing::random_ints;
@@ -114,4 +114,4 @@ EXERCISE_TEST("dp.337", HouseRobberIII, ExamplesAndBruteForce) {
 }
 
 }  // namespace
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -13,7 +13,7 @@
 #include "common/flags.h"
 #include "common/testing/expect_error.h"
 
-namespace book::dp {
+namespace book::dynprog {
 namespace {
 
 using ::book::testing::expect_error;
@@ -135,4 +135,4 @@ TEST(Explain, CommandLine) {
 }
 
 }  // namespace
-}  // namespace book::dp
+}  // namespace book::dynprog

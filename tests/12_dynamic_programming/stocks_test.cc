@@ -5,7 +5,7 @@
 #include "common/testing/exercise.h"
 #include "tests/12_dynamic_programming/inputs.h"
 
-namespace book::dp {
+namespace book::dynprog {
 namespace {
 
 using testing::random_ints;
@@ -119,4 +119,4 @@ EXERCISE_TEST("dp.714", BestTimeWithFee, ExamplesAndBruteForce) {
 }
 
 }  // namespace
-}  // namespace book::dp
+}  // namespace book::dynprog

@@ -74,14 +74,14 @@ WorkerConfig worker(int threads, int budget) {
 
 PdResult serve(System system, const std::vector<TimedGeneration>& requests) {
   if (system == kSplit) {
-    gemm::set_sgemm_threads(1);  // each worker one thread: two in all
+    const gemm::SgemmThreads one(1);  // each worker one thread: two in all
     PdConfig split;
     split.prefill = worker(1, 256);
     split.decode = worker(1, 64);
     return serve_disaggregated(model(), requests, split);
   }
   const int threads = system == kColocated2 ? 2 : 1;
-  gemm::set_sgemm_threads(threads);
+  const gemm::SgemmThreads scope(threads);
   return serve_colocated(model(), requests, worker(threads, 64));
 }
 

@@ -60,7 +60,6 @@ void run_mpi_wall_clock(const StageOptions& o, int* argc, char*** argv) {
                                           << " or more, or lower --prefill)");
   auto model = wall_model();
   const serve::Slo slo{o.wall_slo_ttft_ms, o.wall_slo_tpot_ms};
-  const int saved = gemm::sgemm_threads();
   if (me == 0) {
     print_machine_load();
     if (const int cores = allowed_cores(); cores > 0 && cores < ranks)
@@ -83,7 +82,7 @@ void run_mpi_wall_clock(const StageOptions& o, int* argc, char*** argv) {
     split.decode_workers = ranks - o.prefill;
     split.prefill = wall_worker(1, true, 256);
     split.decode = wall_worker(1, true, 64);
-    gemm::set_sgemm_threads(1);
+    const gemm::SgemmThreads one(1);
     const PdResult mpi = serve_disaggregated(world, *model, requests, split);
     if (me == 0) {
       struct Row {
@@ -92,10 +91,11 @@ void run_mpi_wall_clock(const StageOptions& o, int* argc, char*** argv) {
         PdResult result;
       };
       std::vector<Row> rows;
-      gemm::set_sgemm_threads(ranks);
-      rows.push_back({"colocated, chunked prefill (budget 64)", ranks,
-                      serve_colocated(*model, requests, wall_worker(ranks, true, 64))});
-      gemm::set_sgemm_threads(1);
+      {
+        const gemm::SgemmThreads all_ranks(ranks);
+        rows.push_back({"colocated, chunked prefill (budget 64)", ranks,
+                        serve_colocated(*model, requests, wall_worker(ranks, true, 64))});
+      }
       rows.push_back({"colocated, chunked prefill, 1 thread (control)", 1,
                       serve_colocated(*model, requests, wall_worker(1, true, 64))});
       rows.push_back({std::to_string(o.prefill) + " prefill + " +
@@ -119,7 +119,6 @@ void run_mpi_wall_clock(const StageOptions& o, int* argc, char*** argv) {
     }
     sleeping_barrier(world);
   }
-  gemm::set_sgemm_threads(saved);
   if (me == 0) std::cout << table.markdown() << "\n";
 }
 

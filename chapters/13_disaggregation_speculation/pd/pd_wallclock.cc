@@ -57,7 +57,6 @@ WorkerConfig wall_worker(int threads, bool chunked, int budget) {
 
 void run_wall_clock(const StageOptions& o, const std::string& dir) {
   auto model = wall_model();
-  const int saved = gemm::sgemm_threads();
   const serve::Slo slo{o.wall_slo_ttft_ms, o.wall_slo_tpot_ms};
   Table table({"rate/s", "system", "threads", "TTFT P50 ms", "TTFT P99 ms", "TPOT P50 ms",
                "TPOT P99 ms", "goodput req/s", "SLO met", "KV MB sent"});
@@ -73,12 +72,14 @@ void run_wall_clock(const StageOptions& o, const std::string& dir) {
       PdResult result;
     };
     std::vector<Row> rows;
-    gemm::set_sgemm_threads(2);
-    rows.push_back({"colocated, chunked prefill (budget 64)",
-                    serve_colocated(*model, requests, wall_worker(2, true, 64))});
-    rows.push_back({"colocated, whole prompts (budget 256)",
-                    serve_colocated(*model, requests, wall_worker(2, false, 256))});
-    gemm::set_sgemm_threads(1);  // each worker one thread: the same two in all
+    {
+      const gemm::SgemmThreads two(2);
+      rows.push_back({"colocated, chunked prefill (budget 64)",
+                      serve_colocated(*model, requests, wall_worker(2, true, 64))});
+      rows.push_back({"colocated, whole prompts (budget 256)",
+                      serve_colocated(*model, requests, wall_worker(2, false, 256))});
+    }
+    const gemm::SgemmThreads one(1);  // each worker one thread: the same two in all
     // The control: one colocated engine on one thread. On a busy machine two threads that must
     // meet at every GEMM can be slower than one; this row tells that apart from interference.
     rows.push_back({"colocated, chunked prefill, 1 thread (control)",
@@ -106,7 +107,6 @@ void run_wall_clock(const StageOptions& o, const std::string& dir) {
                   << " ms | prefill chunks stall the decodes beside them\n";
     }
   }
-  gemm::set_sgemm_threads(saved);
   std::cout << table.markdown() << "\n";
   table.write_csv(dir + "/ch13_pd_wallclock.csv");
   table.write_json(dir + "/ch13_pd_wallclock.json");

@@ -1,15 +1,16 @@
-#include "chapters/03_collectives/busbw_options.h"
+// The busbw stages' command line.
+#include "chapters/03_collectives/stage.h"
 
 #include <string>
 
 #include "common/flags.h"
 
-namespace book::coll {
+namespace book::coll::stage {
 
 int busbw_max_mib_limit(BusbwStage stage) { return stage == BusbwStage::kNccl ? 65536 : 4096; }
 
-BusbwOptions parse_busbw_options(BusbwStage stage, int argc, const char* const* argv) {
-  BusbwOptions options;
+StageOptions parse_stage_options(BusbwStage stage, int argc, const char* const* argv) {
+  StageOptions options;
   const bool threads = stage == BusbwStage::kThreads;
   const char* program = threads ? "busbw" : stage == BusbwStage::kMpi ? "busbw_mpi" : "busbw_nccl";
   Flags flags(program, threads ? "all-reduce bus bandwidth, nccl-tests style, ranks as threads"
@@ -43,4 +44,4 @@ BusbwOptions parse_busbw_options(BusbwStage stage, int argc, const char* const* 
   return options;
 }
 
-}  // namespace book::coll
+}  // namespace book::coll::stage

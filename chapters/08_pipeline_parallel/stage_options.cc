@@ -1,13 +1,13 @@
 // The pipeline stage's command line.
-#include "chapters/08_pipeline_parallel/pipeline_options.h"
+#include "chapters/08_pipeline_parallel/stage.h"
 
 #include "common/check.h"
 #include "common/flags.h"
 
-namespace book::pp {
+namespace book::pp::stage {
 
-Options parse_options(int argc, const char* const* argv) {
-  Options o;
+StageOptions parse_stage_options(int argc, const char* const* argv) {
+  StageOptions o;
   std::string schedule = "1f1b";
   Flags flags("pipeline",
               "pipeline schedules: bubble simulated vs formula, peak activations, a real step on "
@@ -62,4 +62,4 @@ Options parse_options(int argc, const char* const* argv) {
   return o;
 }
 
-}  // namespace book::pp
+}  // namespace book::pp::stage

@@ -1,8 +1,12 @@
 /// @file
-/// The serve_bench stage's steps: the workload, the three peers, the sweep, the two P99 fixes,
-/// the latency-vs-rate curve and the step-composition picture, each as a table or a plot.
+/// The serve_bench stage in named sections (serve_bench.cc calls them in order), one per README
+/// section: the three peers and the latency-vs-rate curve, the sweep, the two P99 fixes, the
+/// trained model through the engine, the wall clock. Each prints its tables, writes its CSV, JSON
+/// and pictures under results/, and hands back its tour lines, which the stage prints at the end.
+/// Below the sections, the pieces they share.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,7 +32,7 @@ struct StageOptions {
   double slo_ttft_ms = 2000;  ///< the SLO's time to first token
   double slo_tpot_ms = 15;    ///< the SLO's time per output token
   std::string checkpoint;     ///< chapter 4's addition checkpoint (chapter 10's BUILD trains it)
-  bool wall_clock = false;    ///< also time the real engine (serve_wallclock.cc)
+  bool wall_clock = false;    ///< also time the real engine (stage_wall_clock.cc)
   int wall_requests = 512;    ///< its requests (eight static batches of 64)
   int wall_reps = 5;          ///< its interleaved repetitions
   int wall_threads = 0;       ///< its engine's threads (sgemm's; 0: every hardware thread)
@@ -38,6 +42,44 @@ struct StageOptions {
 /// checkpoint stays empty unless given. Throws book::UsageError for a bad command line
 /// (--token-budget below --max-batch included), book::HelpRequested for --help.
 StageOptions parse_options(const std::vector<std::string>& arguments);
+
+/// The headline lines one section hands back for the tour, each ending in a newline.
+using TourLines = std::string;
+
+/// What the peers section ran that the latency-vs-rate section reuses, and its tour lines.
+struct Peers {
+  SimResult continuous;                  ///< continuous batching, offline (all requests at t = 0)
+  SimResult fixed_batches;               ///< static batching, offline
+  double continuous_requests_per_s = 0;  ///< the continuous run's capacity, requests/s
+  TourLines tour;                        ///< offline capacity and online P99, static vs continuous
+};
+
+/// "Static against continuous batching": one at a time, static and continuous batching on one
+/// workload, offline (capacity) and online at o.rate (latency).
+Peers peers_section(const StageOptions& o);
+/// "Static against continuous batching", its pictures: end-to-end latency against the request rate
+/// (geometric rates past the continuous engine's capacity), and the rows of the first 600 steps of
+/// both offline runs.
+void rates_section(const StageOptions& o, const Peers& peers);
+
+/// The token budgets the sweep tries; the P99 fixes run at the largest.
+inline constexpr std::array<int, 2> kSweepBudgets = {512, 2048};
+/// "Throughput against P99": max running × token budget, capacity and P99 at 90% of it. Tour line:
+/// the first step up in max running that buys >= 20% capacity with a worse tail.
+TourLines sweep_section(const StageOptions& o);
+/// "The two P99 fixes": an SLO-driven token budget, and fast/slow lanes on two replicas, at 90% of
+/// the capacity of twice o.max_batch running.
+TourLines fixes_section(const StageOptions& o);
+/// "Preemption by swap": chapter 4's trained addition model through the engine on a tight cache
+/// (run_addition), preempting by recompute and by swap; the answers graded.
+TourLines engine_section(const StageOptions& o);
+/// "Wall clock" (--wall-clock): the real engine timed, continuous against static (run_wall_clock).
+void wall_clock_section(const StageOptions& o);
+
+/// The SLO of `o`: its TTFT and TPOT limits.
+Slo stage_slo(const StageOptions& o);
+/// a / b with two decimals and an "x": "12.71x".
+std::string ratio(double a, double b);
 
 /// What one preemption mode cost on the engine's run.
 struct PreemptionCost {
@@ -120,7 +162,7 @@ std::vector<WallSetting> wall_settings();
 /// every setting of wall_settings() once; then the fastest continuous and the fastest static
 /// setting `repetitions` times interleaved, the order alternating. Timings are wall-clock: take
 /// them on a quiet machine.
-/// The engine runs on `threads` threads (chapter 1's set_sgemm_threads; 0: all), restored after.
+/// The engine runs on `threads` threads (chapter 1's SgemmThreads; 0: all), restored after.
 WallClock run_wall_clock(int requests, int repetitions, std::uint64_t seed, int threads);
 /// The selection run, one row per setting (the best of each side marked), with the profile:
 /// steps, rows per step, microseconds per row.

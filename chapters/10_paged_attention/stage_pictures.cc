@@ -1,99 +1,16 @@
-// The stage's model steps: decoding the trained addition model and a random long-context model
-// with the KV cache; and the files: the block-table pictures and the memory plot.
+// The stage's pictures: block tables and copy-on-write drawn from real BlockManagers (SVG), and
+// the replay's memory over time (CSV, and a PNG if gnuplot is installed), all under results/.
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 
-#include "chapters/04_training_baseline/data.h"
-#include "chapters/10_paged_attention/decoding.h"
-#include "chapters/10_paged_attention/kv_report.h"
 #include "chapters/10_paged_attention/pictures.h"
-#include "chapters/10_paged_attention/served_model.h"
-#include "common/rng.h"
-#include "common/timer.h"
+#include "chapters/10_paged_attention/stage.h"
+#include "common/table.h"
 
 namespace book::kv::stage {
 namespace {
-
-// Prefill each prompt, then feed the full pass's answer tokens one at a time, comparing every
-// step's logits with the full forward pass over the same tokens.
-double logit_difference(train::Model<float>& model, const std::vector<std::vector<int>>& prompts,
-                        const std::vector<std::vector<int>>& answers) {
-  const train::Config& config = model.config();
-  PagedKvCache cache(kv_shape_of(config), 8, 4);
-  ModelRunner runner(model, cache, config.context);
-  const std::vector<BlockId> table = {5, 1, 7, 2};  // positions 0..15 in scattered blocks
-  double worst = 0;
-  for (std::size_t i = 0; i < prompts.size(); ++i) {
-    std::vector<int> sequence = prompts[i];
-    sequence.insert(sequence.end(), answers[i].begin(), answers[i].end() - 1);
-    model.forward(sequence.data(), nullptr, 1, static_cast<int>(sequence.size()));
-    for (std::size_t p = prompts[i].size() - 1; p < sequence.size(); ++p) {
-      const bool first = p + 1 == prompts[i].size();
-      const SequenceChunk chunk{
-          first ? std::span(sequence).first(p + 1) : std::span(sequence).subspan(p, 1),
-          first ? 0 : static_cast<int>(p), table};
-      const auto logits = runner.run({&chunk, 1});
-      for (int v = 0; v < config.vocab_size; ++v)
-        worst = std::max(
-            worst,
-            static_cast<double>(std::abs(logits[v] - model.logits()[p * config.vocab_size + v])));
-    }
-  }
-  return worst;
-}
-
-}  // namespace
-
-DecodeRun run_decoding(const StageOptions& o) {
-  DecodeRun run;
-  run.checkpoint = o.checkpoint;
-  auto model = load_checkpoint_model(o.checkpoint);
-  const train::Config& config = model->config();
-  run.sums = o.tour ? 200 : 1000;
-  const AdditionProblems problems = held_out_additions(config, run.sums, 2024);
-  const auto& prompts = problems.prompts;
-  const int answer = problems.answer_tokens;
-  BlockManager manager(4096, o.block_size);
-  PagedKvCache cache(kv_shape_of(config), manager.num_blocks(), o.block_size);
-  ModelRunner runner(*model, cache, 512);
-  const auto paged = generate_paged(runner, manager, prompts, answer);
-  run.correct = problems.count_correct(paged);
-  run.paged_equals_full = paged == generate_full_forward(*model, prompts, answer);
-  ContiguousKvCache contiguous(kv_shape_of(config), run.sums, config.context);
-  ModelRunner contiguous_runner(*model, contiguous.storage(), 512);
-  run.paged_equals_contiguous =
-      paged == generate_contiguous(contiguous_runner, contiguous, prompts, answer);
-  const std::size_t checked = std::min<std::size_t>(50, prompts.size());
-  run.max_logit_difference = logit_difference(*model, {prompts.begin(), prompts.begin() + checked},
-                                              {paged.begin(), paged.begin() + checked});
-
-  // A random model long enough for the cache to matter: every new token costs O(n) with the
-  // cache, O(n²) without (the full pass recomputes every earlier position's K and V).
-  train::Config big;
-  big.vocab_size = 256;
-  big.context = 1024;
-  big.n_layer = 4;
-  big.n_head = 8;
-  big.d_model = 256;
-  auto long_model = random_model(big, 3);
-  run.long_prompt = o.tour ? 64 : 128;
-  run.long_new = o.tour ? 64 : 256;
-  std::vector<std::vector<int>> long_prompts(1, std::vector<int>(run.long_prompt));
-  Rng rng(2024);  // the random model's prompt (its own stream since the sums moved to a helper)
-  for (int& t : long_prompts[0]) t = static_cast<int>(rng.uniform_int(0, big.vocab_size - 1));
-  BlockManager long_manager(256, 16);
-  PagedKvCache long_cache(kv_shape_of(big), 256, 16);
-  ModelRunner long_runner(*long_model, long_cache, 256);
-  Timer cached;
-  generate_paged(long_runner, long_manager, long_prompts, run.long_new);
-  run.cached_seconds = cached.seconds();
-  Timer recompute;
-  generate_full_forward(*long_model, long_prompts, run.long_new);
-  run.recompute_seconds = recompute.seconds();
-  return run;
-}
 
 std::vector<std::string> write_pictures(const std::string& dir) {
   // Three sequences growing at once in a pool of 12 blocks of 4: their tables interleave.
@@ -173,6 +90,14 @@ std::string plot_memory(const ReplayRuns& runs, const std::string& dir) {
   if (std::system(command.c_str()) != 0)
     return data + " (plot skipped: gnuplot not found; apt-get install gnuplot-nox)";
   return data + ", " + png;
+}
+
+}  // namespace
+
+void pictures_section(const ReplayRuns& runs) {
+  const std::string dir = results_dir();
+  for (const auto& path : write_pictures(dir)) std::cout << "picture: " << path << "\n";
+  std::cout << "plot:    " << plot_memory(runs, dir) << "\n\n";
 }
 
 }  // namespace book::kv::stage

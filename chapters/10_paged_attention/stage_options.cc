@@ -1,4 +1,5 @@
-#include "chapters/10_paged_attention/kv_options.h"
+// The `kv` stage's command line, parsed apart from the stage so that a test can fuzz it.
+#include "chapters/10_paged_attention/stage.h"
 
 #include "common/flags.h"
 

@@ -1,11 +1,13 @@
-// The stage's wall-clock section (--wall-clock): the real engine, timed. A random-weight model of
+// The stage's section "Wall clock" (--wall-clock): the real engine, timed. A random-weight model of
 // chapter 4's shape serves one seeded long-tailed workload, every request there at t = 0, by
 // continuous batching and by static batching (the same engine given a batch at a time, the next
 // batch only when the whole batch finished), each at several batch sizes; every repetition runs
 // every setting once, the order rotating, and each token's time is taken as it is sampled. The
 // simulated clock stays the chapter's main number; this measures the same comparison on a real
 // (CPU) engine, each side at its best setting.
+#include <algorithm>
 #include <chrono>
+#include <iostream>
 #include <map>
 #include <thread>
 
@@ -13,7 +15,7 @@
 #include "chapters/10_paged_attention/served_model.h"
 #include "chapters/10_paged_attention/workload.h"
 #include "chapters/11_continuous_batching/engine.h"
-#include "chapters/11_continuous_batching/serve_report.h"
+#include "chapters/11_continuous_batching/stage.h"
 #include "common/timer.h"
 
 namespace book::serve::stage {
@@ -103,8 +105,7 @@ std::vector<WallSetting> wall_settings() {
 }
 
 WallClock run_wall_clock(int requests, int repetitions, std::uint64_t seed, int threads) {
-  const int saved_threads = gemm::sgemm_thread_count();
-  gemm::set_sgemm_threads(threads);
+  const gemm::SgemmThreads scope(threads);
   auto model = kv::random_model(wall_config(), seed);
   std::vector<GenerationRequest> work;
   for (const kv::Request& r : wall_workload(requests, seed)) {
@@ -148,7 +149,6 @@ WallClock run_wall_clock(int requests, int repetitions, std::uint64_t seed, int 
     w.ratios.push_back(w.continuous.runs.back().tokens_per_s /
                        w.fixed_batches.runs.back().tokens_per_s);
   }
-  gemm::set_sgemm_threads(saved_threads);
   return w;
 }
 
@@ -201,6 +201,36 @@ Table wall_clock_table(const WallClock& w) {
   table.add_row(wall_row(w.continuous, w.continuous.name));
   table.add_row(wall_row(w.fixed_batches, w.fixed_batches.name));
   return table;
+}
+
+void wall_clock_section(const StageOptions& o) {
+  std::cout << "## Wall clock: the real engine on this machine\n\n"
+            << "Timing " << o.wall_reps << " interleaved repetitions of " << o.wall_requests
+            << " requests (all at t = 0; chapter 10's long-tailed lengths scaled by 1/8 to the "
+               "model's 256-token context): every setting once, then the best of each side ..."
+            << std::endl;
+  const WallClock w = run_wall_clock(o.wall_requests, o.wall_reps,
+                                     static_cast<std::uint64_t>(o.seed), o.wall_threads);
+  const Table selection = wall_selection_table(w);
+  const Table table = wall_clock_table(w);
+  std::cout << "\n### Every setting once (the selection)\n\n"
+            << selection.markdown() << "\n### The best of each side, " << w.repetitions
+            << " interleaved repetitions\n\n"
+            << table.markdown() << "\nBest continuous: " << w.continuous.name
+            << "; the peer, static batching at its best: " << w.fixed_batches.name
+            << ". Continuous / static output tokens/s: " << ratio(median(w.ratios), 1)
+            << " (median of the per-repetition ratios; spread "
+            << fixed(100 * relative_spread(w.ratios), 1) << "%; range "
+            << ratio(*std::min_element(w.ratios.begin(), w.ratios.end()), 1) << " to "
+            << ratio(*std::max_element(w.ratios.begin(), w.ratios.end()), 1)
+            << "). Medians of the repetitions; a stopwatch on this machine, not the cost "
+               "model. Steps and rows are counted; µs/row is a run's time over its rows; the "
+               "engine ran on "
+            << w.threads << " thread(s).\n\n";
+  const std::string dir = results_dir();
+  selection.write_csv(dir + "/ch11_wall_clock_selection.csv");
+  table.write_csv(dir + "/ch11_wall_clock.csv");
+  table.write_json(dir + "/ch11_wall_clock.json");
 }
 
 }  // namespace book::serve::stage

@@ -1,11 +1,15 @@
-// The stage's real-model step: chapter 4's trained addition model served by the engine under a
-// tight KV cache, its answers graded, against the same sums served one at a time.
+// The stage's section on the real engine ("Preemption by swap"): chapter 4's trained addition
+// model served by the engine under a tight KV cache, preempting by recompute and by swap, its
+// answers graded against the same sums served one at a time.
 #include <algorithm>
+#include <iostream>
+#include <sstream>
+#include <string>
 
 #include "chapters/04_training_baseline/data.h"
 #include "chapters/10_paged_attention/served_model.h"
 #include "chapters/11_continuous_batching/engine.h"
-#include "chapters/11_continuous_batching/serve_report.h"
+#include "chapters/11_continuous_batching/stage.h"
 #include "common/rng.h"
 
 namespace book::serve::stage {
@@ -83,6 +87,46 @@ EngineRun run_addition(const std::string& checkpoint, int sums) {
     run.swap_equal_to_alone += swapped.tokens[i] == alone.tokens[i];
   }
   return run;
+}
+
+TourLines engine_section(const StageOptions& o) {
+  const EngineRun engine = run_addition(o.checkpoint, o.tour ? 200 : 1000);
+  std::cout << "## The engine on chapter 4's trained addition model\n\n"
+            << engine.sums << " held-out sums through the engine (32 running, 64 rows per step, "
+            << "40 KV blocks of 2 tokens): " << engine.correct << " answers right, "
+            << engine.equal_to_alone << " of " << engine.sums
+            << " token for token equal to the same sum served alone; " << engine.preemptions
+            << " preemptions, up to " << engine.most_running << " running; "
+            << engine.steps_continuous << " model steps against " << engine.steps_one_at_a_time
+            << " one at a time (counted, not timed).\n\n";
+  Table modes({"preemption", "preempted", "positions recomputed", "rows run", "KV bytes swapped",
+               "steps", "answers equal to alone"});
+  const auto mode_row = [&](const std::string& name, const PreemptionCost& c, int equal) {
+    modes.add_row({name, std::to_string(c.preemptions), std::to_string(c.dropped_positions),
+                   std::to_string(c.rows), std::to_string(c.bytes_swapped), std::to_string(c.steps),
+                   std::to_string(equal) + "/" + std::to_string(engine.sums)});
+  };
+  mode_row("recompute", engine.recompute, engine.equal_to_alone);
+  mode_row("swap (host arena of 64 blocks)", engine.swap, engine.swap_equal_to_alone);
+  std::cout << "### Recompute vs swap on the same sums\n\n"
+            << modes.markdown() << "\nSwap: " << engine.swapped_out
+            << " victims to the host arena, " << engine.swap_fallbacks
+            << " recomputed because it was full; bytes count K and V both ways (counted, not "
+               "timed).\n\n";
+  const std::string dir = results_dir();
+  modes.write_csv(dir + "/ch11_preemption.csv");
+  modes.write_json(dir + "/ch11_preemption.json");
+
+  std::ostringstream tour;
+  tour << "tour: 11 | trained addition model through the engine, preempting | " << engine.correct
+       << "/" << engine.sums << " right, " << engine.equal_to_alone << "/" << engine.sums
+       << " equal to served alone, " << engine.steps_continuous << " vs "
+       << engine.steps_one_at_a_time << " steps | batching changes the cost, not the answers\n"
+       << "tour: 11 | preemption, recompute vs swap | " << engine.recompute.dropped_positions
+       << " positions recomputed vs " << engine.swap.bytes_swapped << " bytes swapped ("
+       << engine.recompute.rows << " vs " << engine.swap.rows
+       << " rows run) | swap trades recomputation for copies over the bus\n";
+  return tour.str();
 }
 
 }  // namespace book::serve::stage

@@ -4,7 +4,7 @@
 /// (book::gemm::run_on_gemm_threads), so the layers and the GEMMs between them share one set of
 /// threads.
 ///
-/// The one knob is sgemm's thread count (book::gemm::set_sgemm_threads, the train stage's
+/// The one knob is sgemm's thread count (book::gemm::SgemmThreads, the train stage's
 /// --threads, the bench's threads argument): 1 keeps the whole step on the calling thread, as
 /// the parallel chapters' ranks want. Each layer splits its work so that every output element is
 /// computed by one thread in the same order as on one thread (a sum over rows is split by

@@ -1,9 +1,9 @@
-#include "chapters/11_continuous_batching/serve_report.h"
-
+// The serve_bench stage's command line, and the pieces its sections share: the workload, the
+// summary table, the continuous engine's options.
 #include <algorithm>
-#include <cstdlib>
 
 #include "chapters/10_paged_attention/workload.h"
+#include "chapters/11_continuous_batching/stage.h"
 #include "common/flags.h"
 
 namespace book::serve::stage {
@@ -53,6 +53,10 @@ StageOptions parse_options(const std::vector<std::string>& arguments) {
   return o;
 }
 
+Slo stage_slo(const StageOptions& o) { return {o.slo_ttft_ms, o.slo_tpot_ms}; }
+
+std::string ratio(double a, double b) { return fixed(a / b, 2) + "x"; }
+
 std::vector<TimedRequest> workload(const StageOptions& o, double rate) {
   kv::WorkloadOptions w;  // the vLLM paper's ShareGPT-like shape (chapter 10)
   w.requests = o.requests;
@@ -89,65 +93,6 @@ ContinuousOptions continuous_options(const StageOptions& o, int max_running, int
   c.kv_blocks = o.kv_blocks;
   c.max_positions = 2048;
   return c;
-}
-
-std::string plot_steps(const SimResult& continuous, const SimResult& fixed_batches, int steps,
-                       int top, const std::string& dir) {
-  Table csv({"step", "c_decode", "c_prefill", "s_decode", "s_padding", "s_prefill"});
-  for (int i = 0; i < steps; ++i) {
-    auto cell = [&](const SimResult& r, auto field) {
-      return i < static_cast<int>(r.steps.size()) ? std::to_string(field(r.steps[i])) : "NaN";
-    };
-    csv.add_row({std::to_string(i + 1),
-                 cell(continuous, [](const StepSample& s) { return s.decode_rows; }),
-                 cell(continuous, [](const StepSample& s) { return s.prefill_rows; }),
-                 cell(fixed_batches, [](const StepSample& s) { return s.decode_rows; }),
-                 cell(fixed_batches, [](const StepSample& s) { return s.padding_rows; }),
-                 cell(fixed_batches, [](const StepSample& s) { return s.prefill_rows; })});
-  }
-  const std::string data = dir + "/ch11_steps.csv", png = dir + "/ch11_steps.png";
-  csv.write_csv(data);
-  const std::string script =
-      "set terminal pngcairo size 900,560; set output '" + png +
-      "'; set datafile separator ','; set datafile missing 'NaN'; set multiplot layout 2,1;"
-      " set style fill solid 1 noborder; set key outside right;"
-      " set ylabel 'rows in the step'; set yrange [0:" +
-      std::to_string(top) +
-      "];"
-      " set title 'continuous (all requests at t = 0): a finished request''s slot refills at once';"
-      " plot '" +
-      data +
-      "' u 1:(\\$2+\\$3) skip 1 w impulses lc rgb '#ff7f0e' t 'prefill rows',"
-      " '' u 1:2 skip 1 w filledcurves x1 lc rgb '#1f77b4' t 'decode rows';"
-      " set title 'static: the batch decodes until its longest member is done; finished members "
-      "pad';"
-      " set xlabel 'model step (prefill steps clipped)';"
-      " plot '' u 1:(\\$4+\\$5+\\$6) skip 1 w impulses lc rgb '#ff7f0e' t 'prefill rows',"
-      " '' u 1:(\\$4+\\$5) skip 1 w filledcurves x1 lc rgb '#bbbbbb' t 'padding rows',"
-      " '' u 1:4 skip 1 w filledcurves x1 lc rgb '#1f77b4' t 'decode rows'; unset multiplot";
-  const std::string command = "gnuplot -e \"" + script + "\" 2>/dev/null";
-  if (std::system(command.c_str()) != 0)
-    return data + " (plot skipped: gnuplot not found; apt-get install gnuplot-nox)";
-  return data + ", " + png;
-}
-
-std::string plot_rates(const std::string& csv, const std::string& dir) {
-  const std::string png = dir + "/ch11_latency_vs_rate.png";
-  const std::string script =
-      "set terminal pngcairo size 900,500; set output '" + png +
-      "'; set datafile separator ','; set logscale xy; set key top left;"
-      " set xlabel 'request rate (requests/s, Poisson)'; set ylabel 'end-to-end latency (s)';"
-      " set title 'latency vs load (simulated clock, 7B-like cost model)';"
-      " plot '" +
-      csv +
-      "' u 1:2 skip 1 w lp lw 2 lc rgb '#d62728' t 'static P99',"
-      " '' u 1:3 skip 1 w lp dt 2 lc rgb '#d62728' t 'static P50',"
-      " '' u 1:4 skip 1 w lp lw 2 lc rgb '#1f77b4' t 'continuous P99',"
-      " '' u 1:5 skip 1 w lp dt 2 lc rgb '#1f77b4' t 'continuous P50'";
-  const std::string command = "gnuplot -e \"" + script + "\" 2>/dev/null";
-  if (std::system(command.c_str()) != 0)
-    return csv + " (plot skipped: gnuplot not found; apt-get install gnuplot-nox)";
-  return csv + ", " + png;
 }
 
 }  // namespace book::serve::stage

@@ -1,4 +1,4 @@
-#include "chapters/04_training_baseline/parallel.h"
+#include "chapters/04_training_baseline/threads.h"
 
 #include <algorithm>
 
