@@ -17,23 +17,27 @@ Activations<T>::Activations(const Model<T>& model)
   MemoryTracker* tracker = model.tracker();
   constexpr auto kActs = MemoryCategory::kActivations;
   const std::size_t n = static_cast<std::size_t>(max_batch_) * context_, c = config.d_model;
+  const TensorParallelism<T>& tp = model.tensor_parallelism();
+  const std::size_t held = tp.held_room(n);  // the rows held between the regions
+  const std::size_t vocab = part.tensor_parallel.vocab_rows(config);
   if (part.has_embedding()) tokens_ = TrackedBuffer<int>(n, kActs, tracker);
   for (int l = first_layer_; l <= last_layer_; ++l) {
-    stream_.emplace_back(n * c, kActs, tracker);
-    stream_grad_.emplace_back(n * c, kActs, tracker);
+    stream_.emplace_back(held * c, kActs, tracker);
+    stream_grad_.emplace_back(held * c, kActs, tracker);
   }
   if (model.recompute() != Recomputation::kNone || model.attention_kernel() != nullptr)
     make_remedy_blocks(model);
   else
     for (int l = first_layer_; l < last_layer_; ++l)
-      blocks_.emplace_back(config, part.tensor_parallel, max_batch_, context_, tracker);
+      blocks_.emplace_back(config, part.tensor_parallel, max_batch_, context_, tracker,
+                           /*attention_probabilities=*/true, &tp);
   if (part.has_head(config)) {
     targets_ = TrackedBuffer<int>(n, kActs, tracker);
-    lnf_ = TrackedBuffer<T>(n * c, kActs, tracker);
-    lnf_mean_ = TrackedBuffer<T>(n, kActs, tracker);
-    lnf_rstd_ = TrackedBuffer<T>(n, kActs, tracker);
-    logits_ = TrackedBuffer<T>(n * config.vocab_size, kActs, tracker);
-    probs_ = TrackedBuffer<T>(n * config.vocab_size, kActs, tracker);
+    lnf_ = TrackedBuffer<T>(held * c, kActs, tracker);
+    lnf_mean_ = TrackedBuffer<T>(held, kActs, tracker);
+    lnf_rstd_ = TrackedBuffer<T>(held, kActs, tracker);
+    logits_ = TrackedBuffer<T>(n * vocab, kActs, tracker);
+    probs_ = TrackedBuffer<T>(n * vocab, kActs, tracker);
   }
 }
 
@@ -44,6 +48,7 @@ void Activations<T>::set_shape(int batch, int seq_len) {
                                                     << " (the max_batch it was built for)");
   BOOK_CHECK(seq_len >= 1 && seq_len <= context_,
              "Model: seq_len " << seq_len << " is outside 1.." << context_ << " (the context)");
+  held_rows_ = owner_->tensor_parallelism().held_rows(batch * seq_len);
   batch_ = batch;
   seq_len_ = seq_len;
   has_targets_ = false;
@@ -83,6 +88,17 @@ const T* Activations<T>::logits() const {
                                                               << last_layer_ - 1
                                                               << ") has no LM head");
   return logits_.data();
+}
+
+template <typename T>
+std::size_t Activations<T>::layer_bytes(int layer) const {
+  BOOK_CHECK(first_layer_ <= layer && layer < last_layer_,
+             "layer_bytes: layer " << layer << " is outside this part's " << first_layer_ << ".."
+                                   << last_layer_ - 1);
+  BOOK_CHECK(blocks_.size() == static_cast<std::size_t>(last_layer_ - first_layer_),
+             "layer_bytes: with full recomputation the layers share one block's buffers");
+  const std::size_t i = static_cast<std::size_t>(layer - first_layer_);
+  return blocks_[i].bytes() + stream_[i].bytes();
 }
 
 template <typename T>

@@ -19,13 +19,15 @@ class Model;
 /// One micro-batch's activations for one Model (the whole model, a pipeline stage, a
 /// tensor-parallel rank), sized when constructed for the model's max_batch × context rows and
 /// reported to the model's tracker as MemoryCategory::kActivations. Per row (token), with L the
-/// part's blocks, C = d_model, V = vocab_size, T = context and w, f, h a block's tensor-parallel
-/// widths (block.h):
+/// part's blocks, C = d_model, V = the vocabulary rows the slice holds, T = context and w, f, h
+/// a block's tensor-parallel widths (block.h); "per held row" is per row on one device, and per
+/// row the model's seam holds between the regions (tensor_parallelism.h) otherwise:
 /// - the token ids (first part) and the targets (last part): one int each;
-/// - the residual stream at the part's L + 1 layer boundaries, and its gradient: 2(L + 1)·C;
-/// - each block's BlockActivations: 3C + 4 + 4w + 2f + h·T;
-/// - the head (last part): the final LayerNorm's output and statistics C + 2, logits and
-///   probabilities 2V.
+/// - the residual stream at the part's L + 1 layer boundaries, and its gradient: 2(L + 1)·C per
+///   held row;
+/// - each block's BlockActivations: 3C + 4 per held row, 4w + 2f + h·T per row;
+/// - the head (last part): the final LayerNorm's output and statistics C + 2 per held row,
+///   logits and probabilities 2V.
 ///
 /// With a memory seam in the model's options (memory_seams.h) the blocks' part changes: an
 /// attention kernel's saved numbers replace the h·T probabilities per row; selective
@@ -45,8 +47,10 @@ class Activations {
   void set_shape(int batch, int seq_len);
   int batch() const { return batch_; }      ///< sequences in the micro-batch (0: no shape yet)
   int seq_len() const { return seq_len_; }  ///< positions per sequence
+  /// Rows of the residual stream held (batch · seq_len on one device; the seam's share else).
+  int held_rows() const { return held_rows_; }
 
-  /// The input of layer `layer` ([B·T, C]; layer = n_layer: the head's input), for the part's
+  /// The input of layer `layer` ([held rows, C]; layer = n_layer: the head's input), for the part's
   /// layers first..last. A stage receives residual(first) and sends residual(last).
   T* residual(int layer);
   /// The gradient of the loss with respect to residual(layer). A stage receives
@@ -56,8 +60,11 @@ class Activations {
   /// code that runs a block's backward in pieces (block_split.h, chapter 8's zero bubble).
   /// Throws book::Error under full recomputation, which keeps no block's activations.
   BlockActivations<T>& block(int layer);
-  /// Logits of the last head_forward, [B·T, vocab] (last part only).
+  /// Logits of the last head_forward, [B·T, V] (last part only; V: the slice's vocabulary rows).
   const T* logits() const;
+  /// Bytes layer `layer` keeps for its backward pass: its block's activations and its input.
+  /// Throws book::Error under full recomputation (the layers share one block's buffers).
+  std::size_t layer_bytes(int layer) const;
   /// Bytes of every buffer (the formula above at max_batch × context).
   std::size_t bytes() const;
 
@@ -68,7 +75,7 @@ class Activations {
 
   const Model<T>* owner_;
   int first_layer_, last_layer_, max_batch_, context_;
-  int batch_ = 0, seq_len_ = 0;
+  int batch_ = 0, seq_len_ = 0, held_rows_ = 0;
   bool has_targets_ = false;
   TrackedBuffer<int> tokens_, targets_;
   std::vector<TrackedBuffer<T>> stream_, stream_grad_;

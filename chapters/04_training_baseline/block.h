@@ -1,12 +1,12 @@
 /// @file
 /// One transformer block, forward and backward, on the tensor-parallel slice of its heads and
-/// MLP hidden units that this rank stores (Megatron-LM's column/row split), so that chapter 7
-/// can run it tensor-parallel with each rank holding only its shard.
+/// MLP hidden units that this rank stores (Megatron-LM's column/row split), so that a
+/// tensor-parallel rank runs this same block holding only its shard.
 ///
-/// x → r = x + Attn(LN1(x)) → y = r + MLP(LN2(r)). With this rank's heads and hidden units the
-/// attention and MLP outputs are partial sums over ranks; comm->all_reduce completes them before
-/// the residual add, and completes the gradients of LN1's and LN2's outputs in the backward pass.
-/// On one device (slice 0 of 1) there is no comm and nothing to reduce.
+/// x → r = x + Attn(LN1(x)) → y = r + MLP(LN2(r)). The LayerNorms and the four projections go
+/// through the seam (tensor_parallelism.h): on one device (slice 0 of 1, no seam given) they are
+/// chapter 4's layers on whole tensors; on a tensor-parallel rank the seam's projections are this
+/// rank's share, and the seam sums them over the group.
 #pragma once
 
 #include <cstddef>
@@ -15,28 +15,29 @@
 #include "chapters/04_training_baseline/config.h"
 #include "chapters/04_training_baseline/parameters.h"
 #include "chapters/04_training_baseline/partition.h"
-#include "chapters/04_training_baseline/tensor_parallel_comm.h"
+#include "chapters/04_training_baseline/tensor_parallelism.h"
 #include "common/memory.h"
 
 namespace book::train {
 
 /// What a block's forward pass keeps for its backward pass, for up to max_batch × max_seq_len
 /// rows of one tensor-parallel slice (w = d_model/t, f = d_ff/t, h = n_head/t), reported to a
-/// tracker as MemoryCategory::kActivations: per row 3C (ln1, residual, ln2) + 4 (LayerNorm
-/// statistics) + 3w (qkv) + w (att_out) + 2f (fc, fc_gelu) numbers, plus h·T per row for the
-/// attention probabilities.
+/// tracker as MemoryCategory::kActivations: per held row (all rows, unless the seam holds a
+/// share of them between the regions) 3C (ln1, residual, ln2) + 4 (LayerNorm statistics), per
+/// row 3w (qkv) + w (att_out) + 2f (fc, fc_gelu) numbers, plus h·T per row for the attention
+/// probabilities.
 template <typename T>
 struct BlockActivations {
-  TrackedBuffer<T> ln1;       ///< [N, C] LN1 output
-  TrackedBuffer<T> ln1_mean;  ///< [N] LN1 row means
-  TrackedBuffer<T> ln1_rstd;  ///< [N] LN1 reciprocal standard deviations
+  TrackedBuffer<T> ln1;       ///< [held, C] LN1 output
+  TrackedBuffer<T> ln1_mean;  ///< [held] LN1 row means
+  TrackedBuffer<T> ln1_rstd;  ///< [held] LN1 reciprocal standard deviations
   TrackedBuffer<T> qkv;       ///< [N, 3w] this slice's q, k, v
   TrackedBuffer<T> att;       ///< [B, h, T, T] softmax probabilities
   TrackedBuffer<T> att_out;   ///< [N, w] attention output before projection
-  TrackedBuffer<T> residual;  ///< [N, C] r = x + attention
-  TrackedBuffer<T> ln2;       ///< [N, C] LN2 output
-  TrackedBuffer<T> ln2_mean;  ///< [N] LN2 row means
-  TrackedBuffer<T> ln2_rstd;  ///< [N] LN2 reciprocal standard deviations
+  TrackedBuffer<T> residual;  ///< [held, C] r = x + attention
+  TrackedBuffer<T> ln2;       ///< [held, C] LN2 output
+  TrackedBuffer<T> ln2_mean;  ///< [held] LN2 row means
+  TrackedBuffer<T> ln2_rstd;  ///< [held] LN2 reciprocal standard deviations
   TrackedBuffer<T> fc;        ///< [N, f] MLP pre-activation
   TrackedBuffer<T> fc_gelu;   ///< [N, f] MLP post-GELU
   int max_batch = 0;          ///< sequences it has room for
@@ -46,21 +47,22 @@ struct BlockActivations {
   /// Room for `max_batch` × `max_seq_len` rows of `slice`. With `attention_probabilities` false
   /// the [B, h, T, T] probabilities are not allocated: such activations serve
   /// block_forward_rows (inference, whose attention keeps no probabilities), not block_forward
-  /// or block_backward, which refuse them.
+  /// or block_backward, which refuse them. `tp` (null: one device) says how many rows are held
+  /// between the regions.
   BlockActivations(const Config& config, const TensorParallelSlice& slice, int max_batch,
                    int max_seq_len, MemoryTracker* tracker = nullptr,
-                   bool attention_probabilities = true);
+                   bool attention_probabilities = true, const TensorParallelism<T>* tp = nullptr);
   /// Bytes held by the buffers.
   std::size_t bytes() const;
 };
 
-/// Scratch of a block's passes that lives only during one call (the partial sums to all-reduce,
-/// the backward's intermediate gradients), for up to max_batch × max_seq_len rows of one slice,
+/// Scratch of a block's passes that lives only during one call (the row-parallel outputs, the
+/// backward's intermediate gradients), for up to max_batch × max_seq_len rows of one slice,
 /// reported as MemoryCategory::kOther: per row 3C + 2f + w + 3w numbers. One workspace serves
 /// every block of a model and every micro-batch, since blocks run one at a time.
 template <typename T>
 struct BlockWorkspace {
-  TrackedBuffer<T> partial;     ///< [N, C] a row-parallel output before the all-reduce
+  TrackedBuffer<T> partial;     ///< [N, C] a row-parallel output, before the residual add
   TrackedBuffer<T> d_residual;  ///< [N, C] gradient of r
   TrackedBuffer<T> d_ln;        ///< [N, C] gradient of a LayerNorm's output
   TrackedBuffer<T> d_gelu;      ///< [N, f] gradient of the GELU's output
@@ -77,13 +79,14 @@ struct BlockWorkspace {
   std::size_t bytes() const;
 };
 
-/// y [N, C] = block(x [N, C]) on this rank's `slice`, with weights `w` as the rank stores them
-/// (see BlockTensors); fills `acts`. `comm` is the tensor-parallel group (required when
-/// slice.size > 1, its rank and size equal to the slice's; may be null for one device).
+/// y = block(x) on this rank's `slice`, with weights `w` as the rank stores them (see
+/// BlockTensors); x and y are the rows the rank holds ([N, C] on one device); fills `acts`. `tp`
+/// is the rank's seam (required when slice.size > 1, its rank and size equal to the slice's;
+/// null: one device).
 template <typename T>
 void block_forward(const Config& config, const TensorParallelSlice& slice, const BlockTensors<T>& w,
                    int batch, int seq_len, const T* x, T* y, BlockActivations<T>& acts,
-                   BlockWorkspace<T>& workspace, TensorParallelComm<T>* comm = nullptr);
+                   BlockWorkspace<T>& workspace, TensorParallelism<T>* tp = nullptr);
 
 /// The attention of a block as the caller computes it: given qkv [rows, 3w] (each row this
 /// slice's queries of all its heads, then keys, then values, as attention_forward reads them),
@@ -92,9 +95,6 @@ void block_forward(const Config& config, const TensorParallelSlice& slice, const
 /// elsewhere (chapter 10's KV cache), so a row can be one new token of a long sequence.
 template <typename T>
 using AttentionCore = std::function<void(const T* qkv, T* att_out)>;
-
-/// Which of a block's four projections (BlockTensors' w_qkv, w_out, w_fc, w_proj).
-enum class Projection { kQkv, kOut, kFc, kProj };
 
 /// One of a block's projections as the caller computes it: y [rows, out] = x [rows, in] · W + b
 /// for the projection `which` (in and out as BlockTensors gives them), overwriting y. An
@@ -111,12 +111,12 @@ using LinearCore = std::function<void(Projection which, const T* x, int rows, T*
 /// statistics) for the first `rows` rows; `acts` may be made without attention probabilities.
 /// `linear`, when set, computes the four projections instead of `w`'s weights (w's LayerNorms are
 /// still used). Throws book::Error if `rows` exceeds the activations or the workspace, or if
-/// `linear` is set on a tensor-parallel slice.
+/// `linear` is set on a tensor-parallel slice or with a seam.
 template <typename T>
 void block_forward_rows(const Config& config, const TensorParallelSlice& slice,
                         const BlockTensors<T>& w, int rows, const T* x, T* y,
                         BlockActivations<T>& acts, BlockWorkspace<T>& workspace,
-                        const AttentionCore<T>& attention, TensorParallelComm<T>* comm = nullptr,
+                        const AttentionCore<T>& attention, TensorParallelism<T>* tp = nullptr,
                         const LinearCore<T>& linear = {});
 
 /// The backward of a block's attention core as the caller computes it: given dout = d att_out
@@ -127,15 +127,16 @@ template <typename T>
 using AttentionBackwardCore =
     std::function<void(const T* dout, const T* qkv, const T* out, const T* saved, T* dqkv)>;
 
-/// Given dy [N, C], writes dx [N, C] (overwrites) and adds into the gradients `g` of the
-/// tensors this rank stores (replicated ones — LayerNorms, b_out, b_proj — get the same full
-/// values on every rank). `attention_backward` replaces chapter 4's attention backward (for a
-/// forward whose attention core was not chapter 4's, memory_seams.h); empty by default.
+/// Given dy (the rows the rank holds), writes dx (overwrites) and adds into the gradients `g` of
+/// the tensors this rank stores (replicated ones — LayerNorms, b_out, b_proj — get their
+/// gradient over the rows the rank holds: the whole one when it holds every row).
+/// `attention_backward` replaces chapter 4's attention backward (for a forward whose attention core
+/// was not chapter 4's, memory_seams.h); empty by default.
 template <typename T>
 void block_backward(const Config& config, const TensorParallelSlice& slice,
                     const BlockTensors<T>& w, const BlockTensors<T>& g, int batch, int seq_len,
                     const T* x, const T* dy, T* dx, BlockActivations<T>& acts,
-                    BlockWorkspace<T>& workspace, TensorParallelComm<T>* comm = nullptr,
+                    BlockWorkspace<T>& workspace, TensorParallelism<T>* tp = nullptr,
                     const AttentionBackwardCore<T>& attention_backward = {});
 
 }  // namespace book::train

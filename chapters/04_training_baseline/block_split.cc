@@ -58,14 +58,16 @@ template <typename T>
 void block_backward_input(const Config& config, const TensorParallelSlice& slice,
                           const BlockTensors<T>& w, const BlockTensors<T>& g, int batch,
                           int seq_len, const T* x, const T* dy, T* dx, BlockActivations<T>& a,
-                          BlockWorkspace<T>& ws, WeightGradientInputs<T>& keep,
-                          TensorParallelComm<T>* comm) {
+                          BlockWorkspace<T>& ws, WeightGradientInputs<T>& keep) {
   const auto [n, c, width, hidden] =
       check_split("block_backward_input", config, slice, batch, seq_len, a, keep);
   BOOK_CHECK(n <= ws.max_rows, "block_backward_input: " << n << " rows do not fit the workspace ("
                                                         << ws.max_rows << " rows)");
-  BOOK_CHECK(slice.size == 1 || comm != nullptr,
-             "block_backward_input: a tensor-parallel slice needs its group's communicator");
+  BOOK_CHECK(slice.size == 1,
+             "block_backward_input: the split backward runs whole blocks (slice 0 of 1); this is "
+             "tensor-parallel slice "
+                 << slice.rank << " of " << slice.size
+                 << ", whose backward runs through its seam in block_backward");
   const int rows = static_cast<int>(n), in = static_cast<int>(c);
   const int f = static_cast<int>(hidden), wd = static_cast<int>(width);
   std::copy(dy, dy + n * c, keep.d_out.data());
@@ -79,7 +81,6 @@ void block_backward_input(const Config& config, const TensorParallelSlice& slice
   fill_zero(ws.d_ln.data(), n * c);
   linear_backward(keep.d_fc.data(), f, a.ln2.data(), rows, in, w.w_fc, f, f, ws.d_ln.data(),
                   static_cast<T*>(nullptr), static_cast<T*>(nullptr));
-  if (comm) comm->all_reduce(ws.d_ln.data(), n * c);
   layernorm_backward(ws.d_ln.data(), a.residual.data(), w.ln2_gain, a.ln2_mean.data(),
                      a.ln2_rstd.data(), rows, in, d_residual, g.ln2_gain, g.ln2_bias);
   std::copy(d_residual, d_residual + n * c, keep.d_residual.data());
@@ -95,7 +96,6 @@ void block_backward_input(const Config& config, const TensorParallelSlice& slice
     linear_backward(keep.d_qkv.data() + part * wd, 3 * wd, a.ln1.data(), rows, in,
                     w.w_qkv + part * wd, 3 * wd, wd, ws.d_ln.data(), static_cast<T*>(nullptr),
                     static_cast<T*>(nullptr));
-  if (comm) comm->all_reduce(ws.d_ln.data(), n * c);
   std::copy(d_residual, d_residual + n * c, dx);
   layernorm_backward(ws.d_ln.data(), x, w.ln1_gain, a.ln1_mean.data(), a.ln1_rstd.data(), rows, in,
                      dx, g.ln1_gain, g.ln1_bias);
@@ -126,13 +126,13 @@ void block_backward_weight(const Config& config, const TensorParallelSlice& slic
 template struct WeightGradientInputs<float>;
 template struct WeightGradientInputs<double>;
 
-#define BOOK_BLOCK_SPLIT_INSTANTIATE(T)                                                          \
-  template void block_backward_input<T>(                                                         \
-      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, const BlockTensors<T>&, \
-      int, int, const T*, const T*, T*, BlockActivations<T>&, BlockWorkspace<T>&,                \
-      WeightGradientInputs<T>&, TensorParallelComm<T>*);                                         \
-  template void block_backward_weight<T>(                                                        \
-      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, const BlockTensors<T>&, \
+#define BOOK_BLOCK_SPLIT_INSTANTIATE(T)                                                           \
+  template void block_backward_input<T>(const Config&, const TensorParallelSlice&,                \
+                                        const BlockTensors<T>&, const BlockTensors<T>&, int, int, \
+                                        const T*, const T*, T*, BlockActivations<T>&,             \
+                                        BlockWorkspace<T>&, WeightGradientInputs<T>&);            \
+  template void block_backward_weight<T>(                                                         \
+      const Config&, const TensorParallelSlice&, const BlockTensors<T>&, const BlockTensors<T>&,  \
       int, int, const BlockActivations<T>&, const WeightGradientInputs<T>&);
 BOOK_BLOCK_SPLIT_INSTANTIATE(float)
 BOOK_BLOCK_SPLIT_INSTANTIATE(double)

@@ -31,13 +31,13 @@ struct WeightGradientInputs {
 };
 
 /// B: as block_backward, but adds into `g` only the LayerNorms' gain and bias gradients; writes
-/// dx and keeps in `keep` what block_backward_weight needs. Same arguments as block_backward.
+/// dx and keeps in `keep` what block_backward_weight needs. Same arguments as block_backward, on
+/// one device: throws book::Error for a tensor-parallel slice.
 template <typename T>
 void block_backward_input(const Config& config, const TensorParallelSlice& slice,
                           const BlockTensors<T>& w, const BlockTensors<T>& g, int batch,
                           int seq_len, const T* x, const T* dy, T* dx, BlockActivations<T>& a,
-                          BlockWorkspace<T>& ws, WeightGradientInputs<T>& keep,
-                          TensorParallelComm<T>* comm = nullptr);
+                          BlockWorkspace<T>& ws, WeightGradientInputs<T>& keep);
 
 /// W: adds the gradients of W_proj, W_fc, W_out, W_qkv and their biases into `g`, from `keep`
 /// (filled by block_backward_input for the same micro-batch) and the forward's activations `a`.

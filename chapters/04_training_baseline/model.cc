@@ -18,25 +18,21 @@ Model<T>::Model(const Config& config, int max_batch, const ModelOptions<T>& opti
     : config_(config),
       max_batch_(max_batch),
       layout_(config, options.part),
-      comm_(options.tensor_parallel),
+      tp_(options.tensor_parallel != nullptr ? options.tensor_parallel : &one_device<T>()),
       tracker_(options.tracker) {
   recompute_ = options.recompute;
   attention_ = options.attention;
   BOOK_CHECK(max_batch >= 1, "Model: max_batch must be >= 1, got " << max_batch);
   const TensorParallelSlice& slice = layout_.part().tensor_parallel;
-  BOOK_CHECK(!slice.split_vocabulary,
-             "Model: this part splits the vocabulary over its tensor-parallel ranks, but chapter "
-             "4's embedding and LM head read the whole vocabulary; run it with chapter 7's "
-             "tp::ParallelModel, or set split_vocabulary to false");
   if (slice.size > 1)
-    BOOK_CHECK(comm_ != nullptr, "Model: tensor-parallel rank "
-                                     << slice.rank << " of " << slice.size
-                                     << " needs a TensorParallelComm in ModelOptions");
-  if (comm_ != nullptr)
-    BOOK_CHECK(comm_->size() == slice.size && comm_->rank() == slice.rank,
-               "Model: the group is rank " << comm_->rank() << " of " << comm_->size()
-                                           << " but the part's slice is rank " << slice.rank
-                                           << " of " << slice.size);
+    BOOK_CHECK(options.tensor_parallel != nullptr,
+               "Model: tensor-parallel rank "
+                   << slice.rank << " of " << slice.size
+                   << " needs its seam in ModelOptions::tensor_parallel");
+  BOOK_CHECK(tp_->size() == slice.size && tp_->rank() == slice.rank,
+             "Model: the seam is rank " << tp_->rank() << " of " << tp_->size()
+                                        << " but the part's slice is rank " << slice.rank << " of "
+                                        << slice.size);
   if (options.own_parameters) {
     params_ = TrackedBuffer<T>(layout_.total(), options.parameter_category, tracker_);
     grads_ = TrackedBuffer<T>(layout_.total(), T(0), options.gradient_category, tracker_);
@@ -48,7 +44,7 @@ Model<T>::Model(const Config& config, int max_batch, const ModelOptions<T>& opti
   workspace_ = BlockWorkspace<T>(config, slice, max_batch, config.context, tracker_);
   if (layout_.part().has_head(config)) {
     const std::size_t n = static_cast<std::size_t>(max_batch) * config.context;
-    dlogits_ = TrackedBuffer<T>(n * config.vocab_size, MemoryCategory::kOther, tracker_);
+    dlogits_ = TrackedBuffer<T>(n * slice.vocab_rows(config), MemoryCategory::kOther, tracker_);
     dlnf_ = TrackedBuffer<T>(n * config.d_model, MemoryCategory::kOther, tracker_);
   }
 }
@@ -100,6 +96,23 @@ void Model<T>::init(std::uint64_t seed) {
 template <typename T>
 void Model<T>::zero_grad() {
   std::fill(grads_.begin(), grads_.end(), T(0));
+}
+
+template <typename T>
+void Model<T>::finish_gradients() {
+  tp_->finish_gradients(layout_, grads_.span());
+}
+
+template <typename T>
+double Model<T>::gradient_sum_of_squares() const {
+  double total = 0;
+  const bool counts_replicated = part().tensor_parallel.rank == 0;
+  for (const auto& slot : layout_.slots()) {
+    if (slot.split == TensorParallelSplit::kReplicated && !counts_replicated) continue;
+    for (std::size_t i = slot.offset; i < slot.offset + slot.size(); ++i)
+      total += static_cast<double>(grads_[i]) * static_cast<double>(grads_[i]);
+  }
+  return total;
 }
 
 template <typename T>

@@ -22,7 +22,7 @@
 #include "chapters/04_training_baseline/memory_seams.h"
 #include "chapters/04_training_baseline/parameters.h"
 #include "chapters/04_training_baseline/partition.h"
-#include "chapters/04_training_baseline/tensor_parallel_comm.h"
+#include "chapters/04_training_baseline/tensor_parallelism.h"
 #include "common/memory.h"
 
 namespace book::train {
@@ -39,8 +39,8 @@ using GradientReadyHook = std::function<void(std::size_t begin, std::size_t end)
 
 /// GPT-2's initialisation from `seed` (see Model::init) of the part `layout` describes, into
 /// `params` (layout.total() elements): exactly that part's share of the whole model's values, so
-/// a model that is not a Model (chapter 7's tensor-parallel one) starts where the one-device run
-/// does. Throws book::Error if the buffer's size differs from the layout's.
+/// a buffer that is not a Model's starts where the one-device run does. Throws book::Error if the
+/// buffer's size differs from the layout's.
 template <typename T>
 void init_parameters(const ParameterLayout& layout, std::uint64_t seed, std::span<T> params);
 
@@ -48,8 +48,10 @@ void init_parameters(const ParameterLayout& layout, std::uint64_t seed, std::spa
 template <typename T>
 struct ModelOptions {
   ModelPart part;  ///< the layers and the tensor-parallel slice held (default: the whole model)
-  /// The tensor-parallel group; required when part.tensor_parallel.size > 1. Not owned.
-  TensorParallelComm<T>* tensor_parallel = nullptr;
+  /// The rank's tensor-parallel seam (tensor_parallelism.h), its rank and size the slice's;
+  /// required when part.tensor_parallel.size > 1; null: OneDevice. Not owned; must outlive the
+  /// model.
+  TensorParallelism<T>* tensor_parallel = nullptr;
   /// Receives the model's allocations (null: none reported). Not owned; must outlive the model.
   MemoryTracker* tracker = nullptr;
   /// The category of the parameter buffer: kParameters, or kOther when a mixed-precision trainer
@@ -75,7 +77,7 @@ struct ModelOptions {
 /// up to max_batch × context tokens. T is float for training, double for the tests. What it
 /// allocates, all at construction: parameters and gradients (layout().total() elements each), a
 /// BlockWorkspace (block.h) and, for the last part, the head's workspace of
-/// max_batch · context · (V + C) elements (kOther).
+/// max_batch · context · (V + C) elements (kOther; V: the vocabulary rows the slice holds).
 template <typename T>
 class Model {
  public:
@@ -124,6 +126,12 @@ class Model {
 
   /// Sets every gradient to zero.
   void zero_grad();
+  /// After a step's last backward pass: lets the seam complete the gradients it left partial
+  /// (nothing on one device).
+  void finish_gradients();
+  /// Σ g² over grads(), in double, with every replicated tensor counted by slice rank 0 only:
+  /// the sum over a tensor-parallel group is the whole model's Σ g² (on one device, all of it).
+  double gradient_sum_of_squares() const;
 
   /// Points every tensor lying inside flat elements [begin, end) of layout() (a layer_range,
   /// embedding_range or head_range) at caller-owned buffers: its parameters at
@@ -155,6 +163,8 @@ class Model {
   Recomputation recompute() const { return recompute_; }
   /// The blocks' attention kernel (ModelOptions::attention; null: chapter 4's).
   const AttentionKernel<T>* attention_kernel() const { return attention_; }
+  /// The tensor-parallel seam (ModelOptions::tensor_parallel, or OneDevice).
+  TensorParallelism<T>& tensor_parallelism() const { return *tp_; }
 
  private:
   void check(const Activations<T>& acts, const char* who, bool needs_shape = true) const;
@@ -170,7 +180,7 @@ class Model {
   Config config_;
   int max_batch_;
   ParameterLayout layout_;
-  TensorParallelComm<T>* comm_;
+  TensorParallelism<T>* tp_;
   MemoryTracker* tracker_;
   TrackedBuffer<T> params_, grads_;
   ModelTensors<T> p_, g_;

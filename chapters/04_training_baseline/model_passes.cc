@@ -21,7 +21,9 @@ void Model<T>::embed_forward(Activations<T>& acts, const int* tokens, int batch,
                "Model: token " << tokens[i] << " at position " << i
                                << " is outside the vocabulary 0.." << config_.vocab_size - 1);
   std::copy(tokens, tokens + n, acts.tokens_.data());
-  embedding_forward(tokens, batch, seq_len, p_.wte, p_.wpe, config_.d_model, acts.residual(0));
+  const TensorParallelSlice& slice = part().tensor_parallel;
+  tp_->embedding_forward(tokens, batch, seq_len, p_.wte, slice.vocab_begin(config_),
+                         slice.vocab_rows(config_), p_.wpe, config_.d_model, acts.residual(0));
 }
 
 template <typename T>
@@ -34,7 +36,7 @@ void Model<T>::layers_forward(Activations<T>& acts, int first, int last) {
   for (int l = first; l < last; ++l) {
     const int i = l - part().first_layer;
     block_forward(config_, part().tensor_parallel, p_.blocks[i], acts.batch(), acts.seq_len(),
-                  acts.residual(l), acts.residual(l + 1), acts.blocks_[i], workspace_, comm_);
+                  acts.residual(l), acts.residual(l + 1), acts.blocks_[i], workspace_, tp_);
   }
 }
 
@@ -43,24 +45,27 @@ T Model<T>::head_forward(Activations<T>& acts, const int* targets) {
   check(acts, "head_forward");
   BOOK_CHECK(part().has_head(config_), "head_forward: this part ends at layer "
                                            << part().last_layer << " and does not hold the head");
-  const int n = acts.batch() * acts.seq_len(), c = config_.d_model, v = config_.vocab_size;
-  layernorm_forward(acts.residual(config_.n_layer), p_.lnf_gain, p_.lnf_bias, n, c,
-                    acts.lnf_.data(), acts.lnf_mean_.data(), acts.lnf_rstd_.data());
+  const int n = acts.batch() * acts.seq_len(), c = config_.d_model;
+  const TensorParallelSlice& slice = part().tensor_parallel;
+  const int v = slice.vocab_rows(config_), begin = slice.vocab_begin(config_);
+  // The final LayerNorm enters the head's region: its whole rows, on every rank.
+  const T* lnf = tp_->norm_forward(acts.residual(config_.n_layer), p_.lnf_gain, p_.lnf_bias, n, c,
+                                   acts.lnf_.data(), acts.lnf_mean_.data(), acts.lnf_rstd_.data());
   {
     const LayerScope scope("LM head forward (GEMM)");
-    // Tied head: logits = lnf · wteᵀ, the embedding matrix read transposed.
-    matmul<T>(false, true, n, v, c, T(1), acts.lnf_.data(), c, p_.wte, c, T(0), acts.logits_.data(),
-              v);
+    // Tied head: logits = lnf · wteᵀ, the embedding matrix (this rank's rows of it) read
+    // transposed: the logits of the vocabulary ids this rank holds.
+    matmul<T>(false, true, n, v, c, T(1), lnf, c, p_.wte, c, T(0), acts.logits_.data(), v);
   }
   acts.has_targets_ = false;
   if (targets == nullptr) return T(0);
   for (int i = 0; i < n; ++i)
-    BOOK_CHECK(targets[i] >= -1 && targets[i] < v, "Model: target "
-                                                       << targets[i] << " at row " << i
-                                                       << " is neither -1 nor a token id");
+    BOOK_CHECK(
+        targets[i] >= -1 && targets[i] < config_.vocab_size,
+        "Model: target " << targets[i] << " at row " << i << " is neither -1 nor a token id");
   std::copy(targets, targets + n, acts.targets_.data());
   acts.has_targets_ = true;
-  return cross_entropy_forward(acts.logits_.data(), targets, n, v, acts.probs_.data());
+  return tp_->cross_entropy_forward(acts.logits_.data(), targets, n, begin, v, acts.probs_.data());
 }
 
 template <typename T>
@@ -68,20 +73,24 @@ void Model<T>::head_backward(Activations<T>& acts, T loss_scale, const GradientR
   check(acts, "head_backward");
   BOOK_CHECK(part().has_head(config_), "head_backward: this part does not hold the head");
   BOOK_CHECK(acts.has_targets_, "backward: the last forward had no targets, so there is no loss");
-  const int n = acts.batch() * acts.seq_len(), c = config_.d_model, v = config_.vocab_size;
+  const int n = acts.batch() * acts.seq_len(), c = config_.d_model;
+  const TensorParallelSlice& slice = part().tensor_parallel;
+  const int v = slice.vocab_rows(config_), begin = slice.vocab_begin(config_);
   T* dlogits = dlogits_.data();
   T* dlnf = dlnf_.data();
-  cross_entropy_backward(acts.probs_.data(), acts.targets_.data(), n, v, loss_scale, dlogits);
+  tp_->cross_entropy_backward(acts.probs_.data(), acts.targets_.data(), n, begin, v, loss_scale,
+                              dlogits);
   {
     const LayerScope scope("LM head backward (GEMMs)");
     std::fill(dlnf, dlnf + static_cast<std::size_t>(n) * c, T(0));
     matmul<T>(false, false, n, c, v, T(1), dlogits, v, p_.wte, c, T(1), dlnf, c);
-    matmul<T>(true, false, v, c, n, T(1), dlogits, v, acts.lnf_.data(), c, T(1), g_.wte, c);
+    matmul<T>(true, false, v, c, n, T(1), dlogits, v, tp_->whole_rows(acts.lnf_.data(), n, c), c,
+              T(1), g_.wte, c);
   }
+  tp_->complete_input_gradient(dlnf, n, c);  // this rank's vocabulary ids' share of d lnf
   T* d_stream = acts.residual_grad(config_.n_layer);
-  const LayerScope scope("LayerNorm backward");
-  std::fill(d_stream, d_stream + static_cast<std::size_t>(n) * c, T(0));
-  layernorm_backward(dlnf, acts.residual(config_.n_layer), p_.lnf_gain, acts.lnf_mean_.data(),
+  std::fill(d_stream, d_stream + static_cast<std::size_t>(acts.held_rows()) * c, T(0));
+  tp_->norm_backward(dlnf, acts.residual(config_.n_layer), p_.lnf_gain, acts.lnf_mean_.data(),
                      acts.lnf_rstd_.data(), n, c, d_stream, g_.lnf_gain, g_.lnf_bias);
   if (ready) {
     const auto [begin, end] = layout_.head_range();
@@ -101,7 +110,7 @@ void Model<T>::layers_backward(Activations<T>& acts, int last, int first,
     const int i = l - part().first_layer;
     block_backward(config_, part().tensor_parallel, p_.blocks[i], g_.blocks[i], acts.batch(),
                    acts.seq_len(), acts.residual(l), acts.residual_grad(l + 1),
-                   acts.residual_grad(l), acts.blocks_[i], workspace_, comm_);
+                   acts.residual_grad(l), acts.blocks_[i], workspace_, tp_);
     if (ready) {
       const auto [begin, end] = layout_.layer_range(l);
       ready(begin, end);
@@ -113,8 +122,10 @@ template <typename T>
 void Model<T>::embed_backward(Activations<T>& acts, const GradientReadyHook& ready) {
   check(acts, "embed_backward");
   BOOK_CHECK(part().has_embedding(), "embed_backward: this part does not hold the embeddings");
-  embedding_backward(acts.tokens_.data(), acts.batch(), acts.seq_len(), acts.residual_grad(0),
-                     config_.d_model, g_.wte, g_.wpe);
+  const TensorParallelSlice& slice = part().tensor_parallel;
+  tp_->embedding_backward(acts.tokens_.data(), acts.batch(), acts.seq_len(),
+                          slice.vocab_begin(config_), slice.vocab_rows(config_),
+                          acts.residual_grad(0), config_.d_model, g_.wte, g_.wpe);
   if (ready) {
     const auto [begin, end] = layout_.embedding_range();
     ready(begin, end);

@@ -25,7 +25,7 @@ void Activations<T>::make_remedy_blocks(const Model<T>& model) {
   const int kept = mode == Recomputation::kFull ? 1 : last_layer_ - first_layer_;
   for (int j = 0; j < kept; ++j) {
     blocks_.emplace_back(config, slice, max_batch_, context_, tracker,
-                         /*attention_probabilities=*/false);
+                         /*attention_probabilities=*/false, &model.tensor_parallelism());
     if (mode != Recomputation::kSelective)
       blocks_.back().att = TrackedBuffer<T>(saved, MemoryCategory::kActivations, tracker);
   }
@@ -67,7 +67,7 @@ void Model<T>::layers_forward_remedies(Activations<T>& acts, int first, int last
     T* saved =
         recompute_ == Recomputation::kSelective ? acts.shared_saved_.data() : block.att.data();
     block_forward_rows(config_, part().tensor_parallel, p_.blocks[i], rows, acts.residual(l),
-                       acts.residual(l + 1), block, workspace_, attention_core(acts, saved), comm_);
+                       acts.residual(l + 1), block, workspace_, attention_core(acts, saved), tp_);
   }
 }
 
@@ -85,7 +85,7 @@ void Model<T>::layers_backward_remedies(Activations<T>& acts, int last, int firs
       BlockActivations<T>& block = acts.blocks_[0];
       block_forward_rows(config_, part().tensor_parallel, p_.blocks[i], rows, acts.residual(l),
                          workspace_.d_residual.data(), block, workspace_,
-                         attention_core(acts, block.att.data()), comm_);
+                         attention_core(acts, block.att.data()), tp_);
     }
     BlockActivations<T>& block = acts.blocks_[recompute_ == Recomputation::kFull ? 0 : i];
     const bool selective = recompute_ == Recomputation::kSelective;
@@ -98,7 +98,7 @@ void Model<T>::layers_backward_remedies(Activations<T>& acts, int last, int firs
     }
     block_backward(config_, part().tensor_parallel, p_.blocks[i], g_.blocks[i], acts.batch(),
                    acts.seq_len(), acts.residual(l), acts.residual_grad(l + 1),
-                   acts.residual_grad(l), block, workspace_, comm_, attention_backward);
+                   acts.residual_grad(l), block, workspace_, tp_, attention_backward);
     if (selective) std::swap(block.att, acts.shared_saved_);
     if (ready) {
       const auto [begin, end] = layout_.layer_range(l);

@@ -18,13 +18,13 @@
 
 namespace book::tp {
 
-/// Elements of parameters (and of gradients) a rank of `part` holds in a ParallelModel, t the
-/// part's tensor-parallel size, vocabulary split: wte V·C/t (a part with the embeddings or the
-/// head), wpe S·C (embeddings), per layer (12C² + 7C)/t sharded + 6C replicated (two LayerNorms,
-/// b_out, b_proj), the final LayerNorm 2C (head).
+/// Elements of parameters (and of gradients) a rank of `part` holds as a tensor-parallel
+/// train::Model (tensor_parallel_seam.h), t the part's tensor-parallel size, vocabulary split: wte
+/// V·C/t (a part with the embeddings or the head), wpe S·C (embeddings), per layer (12C² + 7C)/t
+/// sharded + 6C replicated (two LayerNorms, b_out, b_proj), the final LayerNorm 2C (head).
 std::size_t parameter_elements(const train::Config& config, const train::ModelPart& part);
 
-/// Bytes one layer keeps for its backward pass on one rank (ParallelActivations::layer_bytes),
+/// Bytes one layer keeps for its backward pass on one rank (train::Activations::layer_bytes),
 /// for a micro-batch of B sequences of S tokens, N = B·S, held = N (or N/t with sequence
 /// parallelism): element_size · [held·(4C + 4) + N·12C/t + B·(H/t)·S²]. The 4C per held token are
 /// the layer's input, LN1's output, the residual r and LN2's output; 4 their two LayerNorms'

@@ -53,7 +53,7 @@ void BM_TensorParallelStep(benchmark::State& state) {
   const int t = static_cast<int>(state.range(0));
   const auto sp = state.range(1) ? SequenceParallel::kOn : SequenceParallel::kOff;
   book::coll::run_ranks(t, [&](book::coll::Communicator& comm) {
-    ParallelTrainer trainer(bench_training(), comm, sp);
+    TensorParallelTrainer trainer(bench_training(), comm, sp);
     float more = 1;
     if (comm.rank() == 0) {
       for (auto _ : state) {

@@ -10,21 +10,11 @@
 #include "chapters/04_training_baseline/checkpoint.h"
 #include "chapters/04_training_baseline/clipping.h"
 #include "chapters/04_training_baseline/optimizer.h"
+#include "chapters/04_training_baseline/step.h"
 #include "common/check.h"
 
 namespace book::tp {
 namespace {
-
-ParallelModelOptions<float> model_options(coll::Communicator& comm,
-                                          TensorParallelGroup<float>& group, SequenceParallel sp,
-                                          MemoryTracker* tracker) {
-  ParallelModelOptions<float> o;
-  o.part = train::ModelPart(0, -1, {comm.rank(), comm.size()});
-  o.sequence_parallel = sp;
-  o.comm = &group;
-  o.tracker = tracker;
-  return o;
-}
 
 // FNV-1a of every option the ranks must agree on (chapter 5's DDP fingerprint, for a run with no
 // rung or buckets, plus sequence parallelism). Ranks with another seed or learning rate would
@@ -61,7 +51,7 @@ train::TrainOptions checked_options(const train::TrainOptions& options, coll::Co
     if (std::bit_cast<std::uint64_t>(all[r]) != std::bit_cast<std::uint64_t>(all[0]))
       differ << (differ.tellp() > 0 ? ", " : "") << r;
   BOOK_CHECK(differ.tellp() == 0,
-             "ParallelTrainer: the options of rank(s) "
+             "TensorParallelTrainer: the options of rank(s) "
                  << differ.str()
                  << " differ from rank 0's: start every rank with the same model, task, batch, "
                     "schedule, optimizer, seed and sequence parallelism");
@@ -76,19 +66,23 @@ train::TrainOptions with_task_shape(train::TrainOptions options) {
   options.model.context = task.model_context();
   options.model.validate();
   BOOK_CHECK(options.precision == DType::kF32,
-             "ParallelTrainer: trains in f32 only, got " << dtype_name(options.precision));
-  train::check_trainable(options, "ParallelTrainer");
+             "TensorParallelTrainer: trains in f32 only, got " << dtype_name(options.precision));
+  train::check_trainable(options, "TensorParallelTrainer");
   return options;
 }
 
-ParallelTrainer::ParallelTrainer(const train::TrainOptions& options, coll::Communicator& comm,
-                                 SequenceParallel sequence_parallel, MemoryTracker* tracker)
+TensorParallelTrainer::TensorParallelTrainer(const train::TrainOptions& options,
+                                             coll::Communicator& comm,
+                                             SequenceParallel sequence_parallel,
+                                             MemoryTracker* tracker)
     : options_(checked_options(options, comm, sequence_parallel)),
       task_(options_.digits),
       comm_(comm),
       group_(comm),
+      seam_(options_.model, options_.micro_batch, &group_, sequence_parallel, tracker),
       model_(options_.model, options_.micro_batch,
-             model_options(comm, group_, sequence_parallel, tracker)),
+             tensor_parallel_options(train::ModelPart(0, -1, {comm.rank(), comm.size()}), seam_,
+                                     tracker)),
       acts_(model_),
       adam_(0, model_.layout().total(), tracker),
       data_rng_(train::training_data_stream(options_)) {
@@ -96,14 +90,14 @@ ParallelTrainer::ParallelTrainer(const train::TrainOptions& options, coll::Commu
 }
 
 //! [parallel_step]
-train::StepResult ParallelTrainer::step() {
+train::StepResult TensorParallelTrainer::step() {
   train::StepResult result = train::begin_step(options_, step_);
   model_.zero_grad();
   double loss_sum = 0;
   for (int micro = 0; micro < options_.accumulation; ++micro) {
     const train::Batch batch = task_.batch(data_rng_, train::Split::kTrain, options_.micro_batch);
-    loss_sum +=
-        forward_backward(model_, batch, 1.0f / static_cast<float>(options_.accumulation), acts_);
+    loss_sum += train::forward_backward(model_, batch,
+                                        1.0f / static_cast<float>(options_.accumulation), acts_);
   }
   model_.finish_gradients();  // sequence parallelism: the token-sharded gradients, summed
   result.loss = static_cast<float>(loss_sum / options_.accumulation);

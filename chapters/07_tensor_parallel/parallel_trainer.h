@@ -1,11 +1,11 @@
 /// @file
 /// Chapter 4's training step on one tensor-parallel rank: the same initialisation, the same data
 /// (every rank of the group draws the same micro-batches from the same stream), the same AdamW
-/// and global-norm clipping, composed from chapter 4's public pieces (step.h) with this chapter's
-/// ParallelModel in place of the Model. Replicated tensors get the same gradients on every rank,
-/// so their copies stay equal; the global norm sums each rank's shards and counts each
-/// replicated tensor once (Megatron-LM does the same). FP32 only: chapter 4's mixed-precision
-/// emulation is not repeated here.
+/// and global-norm clipping, composed from chapter 4's public pieces (step.h), on chapter 4's
+/// Model holding this rank's slice with this chapter's TensorParallelSeam. Replicated tensors get
+/// the same gradients on every rank, so their copies stay equal; the global norm sums each rank's
+/// shards and counts each replicated tensor once (Megatron-LM does the same). FP32 only: chapter
+/// 4's mixed-precision emulation is not repeated here.
 #pragma once
 
 #include <cstdint>
@@ -13,16 +13,17 @@
 #include "chapters/03_collectives/communicator.h"
 #include "chapters/04_training_baseline/adamw_state.h"
 #include "chapters/04_training_baseline/data.h"
+#include "chapters/04_training_baseline/model.h"
 #include "chapters/04_training_baseline/trainer.h"
-#include "chapters/07_tensor_parallel/parallel_model.h"
 #include "chapters/07_tensor_parallel/tensor_parallel_group.h"
+#include "chapters/07_tensor_parallel/tensor_parallel_seam.h"
 #include "common/memory.h"
 #include "common/rng.h"
 
 namespace book::tp {
 
 /// One rank's share of a tensor-parallel training run.
-class ParallelTrainer {
+class TensorParallelTrainer {
  public:
   /// Rank comm.rank() of comm.size() of the run `options` describes (its model shape, task,
   /// batch, schedule, seed; precision must be f32), sequence parallelism on or off. Every rank of
@@ -30,8 +31,8 @@ class ParallelTrainer {
   /// fingerprint of the options and `sequence_parallel`) throws book::Error on every rank, naming
   /// the ranks that differ from rank 0, before anything is allocated. Allocations report to
   /// `tracker` (may be null).
-  ParallelTrainer(const train::TrainOptions& options, coll::Communicator& comm,
-                  SequenceParallel sequence_parallel, MemoryTracker* tracker = nullptr);
+  TensorParallelTrainer(const train::TrainOptions& options, coll::Communicator& comm,
+                        SequenceParallel sequence_parallel, MemoryTracker* tracker = nullptr);
 
   /// One optimizer step over options.accumulation micro-batches: the same loss, gradient norm
   /// and learning rate on every rank.
@@ -40,9 +41,10 @@ class ParallelTrainer {
   train::StepResult step();
 
   const train::TrainOptions& options() const { return options_; }  ///< with the task's shape
-  ParallelModel<float>& model() { return model_; }                 ///< this rank's model
-  ParallelActivations<float>& activations() { return acts_; }      ///< its micro-batch
+  train::Model<float>& model() { return model_; }                  ///< this rank's model
+  train::Activations<float>& activations() { return acts_; }       ///< its micro-batch
   TensorParallelGroup<float>& group() { return group_; }           ///< its group (counted)
+  TensorParallelSeam<float>& seam() { return seam_; }              ///< its model's seam
   std::int64_t steps_done() const { return step_; }                ///< steps so far
 
  private:
@@ -50,8 +52,9 @@ class ParallelTrainer {
   train::AdditionTask task_;
   coll::Communicator& comm_;
   TensorParallelGroup<float> group_;
-  ParallelModel<float> model_;
-  ParallelActivations<float> acts_;
+  TensorParallelSeam<float> seam_;
+  train::Model<float> model_;
+  train::Activations<float> acts_;
   train::AdamWState adam_;
   Rng data_rng_;
   std::int64_t step_ = 0;

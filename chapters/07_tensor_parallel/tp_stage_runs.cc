@@ -42,9 +42,9 @@ TensorParallelRow run_tensor_parallel(const train::TrainOptions& options, int t,
   const train::Config& config = options.model;
   const int b = options.micro_batch, s = config.context, layers = config.n_layer;
   coll::run_ranks(t, [&](coll::Communicator& comm) {
-    ParallelTrainer trainer(options, comm, sp);
-    ParallelModel<float>& model = trainer.model();
-    ParallelActivations<float>& acts = trainer.activations();
+    TensorParallelTrainer trainer(options, comm, sp);
+    train::Model<float>& model = trainer.model();
+    train::Activations<float>& acts = trainer.activations();
     TensorParallelGroup<float>& group = trainer.group();
     // One micro-batch through the pieces, counting layer 0's collectives and every byte sent.
     Rng rng(7);

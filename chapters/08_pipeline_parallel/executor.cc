@@ -66,7 +66,7 @@ template <typename T>
 std::vector<std::unique_ptr<train::Model<T>>> make_rank_models(
     const train::Config& config, int max_batch, const Shape& shape,
     const std::vector<int>& boundaries, int rank, std::uint64_t seed,
-    const train::TensorParallelSlice& slice, train::TensorParallelComm<T>* tensor_parallel) {
+    const train::TensorParallelSlice& slice, train::TensorParallelism<T>* tensor_parallel) {
   check_shape(shape, "make_rank_models");
   const int stages = shape.virtual_stages();
   BOOK_CHECK(static_cast<int>(boundaries.size()) == stages + 1 && boundaries.front() == 0 &&
@@ -296,7 +296,7 @@ std::vector<train::Batch> random_micro_batches(const train::Config& config, int 
 #define BOOK_PP_INSTANTIATE(T)                                                                \
   template std::vector<std::unique_ptr<train::Model<T>>> make_rank_models<T>(                 \
       const train::Config&, int, const Shape&, const std::vector<int>&, int, std::uint64_t,   \
-      const train::TensorParallelSlice&, train::TensorParallelComm<T>*);                      \
+      const train::TensorParallelSlice&, train::TensorParallelism<T>*);                      \
   template RankResult execute<T>(coll::Communicator&, const Schedule&,                        \
                                  std::span<const std::unique_ptr<train::Model<T>>>,           \
                                  std::span<const train::Batch>, const ExecuteOptions&);       \

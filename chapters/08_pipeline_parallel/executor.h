@@ -81,14 +81,15 @@ struct ExecuteOptions {
 /// virtual stage c·p + rank, [boundaries[vs], boundaries[vs+1]), with its share of the
 /// initialisation from `seed`. `boundaries` has p·v + 1 cuts from 0 to n_layer (even_boundaries
 /// or partition_layers). With a tensor-parallel `slice` of t > 1 ranks (3D runs, three_d.h) each
-/// chunk holds only that slice of its blocks and runs their collectives over `tensor_parallel`
-/// (required then, not owned). Throws book::Error on bad cuts or a bad slice.
+/// chunk holds only that slice (of its blocks, and of the vocabulary if the slice splits it) and
+/// runs it through `tensor_parallel`, the rank's seam (required then, not owned; one seam serves
+/// every chunk). Throws book::Error on bad cuts or a bad slice.
 template <typename T>
 std::vector<std::unique_ptr<train::Model<T>>> make_rank_models(
     const train::Config& config, int max_batch, const Shape& shape,
     const std::vector<int>& boundaries, int rank, std::uint64_t seed,
     const train::TensorParallelSlice& slice = {},
-    train::TensorParallelComm<T>* tensor_parallel = nullptr);
+    train::TensorParallelism<T>* tensor_parallel = nullptr);
 
 /// Runs `schedule` on this rank (comm.rank() is the pipeline rank; comm.size() must be p) with
 /// `chunks` from make_rank_models, over `micro_batches` (m of them): zero_grad, then the

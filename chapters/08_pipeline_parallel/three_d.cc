@@ -36,6 +36,11 @@ void check_3d(const train::Config& config, const coll::GridDegrees& degrees, int
                                                   << config.n_head
                                                   << " heads; choose tp among the divisors of "
                                                   << "n_head");
+  BOOK_CHECK(config.vocab_size % degrees.tp == 0,
+             "check_3d: tensor-parallel degree "
+                 << degrees.tp << " does not divide the vocabulary of " << config.vocab_size
+                 << " tokens (each TP rank holds its rows of the embedding and the LM head); pad "
+                    "the vocabulary to a multiple of tp");
   BOOK_CHECK(shape.stages == degrees.pp,
              "check_3d: the schedule has p = " << shape.stages << " stages, the grid pp = "
                                                << degrees.pp << "; make them equal");
@@ -59,8 +64,9 @@ RankResult execute_3d(coll::ProcessGrid& grid, const Schedule& schedule,
                    << grid.coordinates().tp << " of " << grid.degrees().tp
                    << "; build the chunks with the grid's slice (Rank3D does)");
   }
-  // The stage's blocks all-reduce over grid.tp() inside each F and B (chapter 4's Model holds
-  // the group); the activations travel between rank t of one stage and rank t of the next.
+  // The stage's blocks, embedding and head communicate over grid.tp() inside each F and B
+  // (chapter 4's Model holds the seam); the activations travel between rank t of one stage and
+  // rank t of the next.
   RankResult result = execute<T>(grid.pp(), schedule, chunks, micro_batches, options);
   for (const auto& chunk : chunks)
     grid.dp().all_reduce(coll::Buffer(chunk->grads().span()), coll::ReduceOp::kAvg);
@@ -75,10 +81,16 @@ Rank3D<T>::Rank3D(coll::Communicator& world, const coll::GridDegrees& degrees,
                   std::uint64_t seed)
     : grid_(checked(world, config, degrees, shape), degrees),
       tensor_parallel_(std::make_unique<tp::TensorParallelGroup<T>>(grid_.tp())) {
-  const train::TensorParallelSlice slice{grid_.coordinates().tp, degrees.tp};
-  chunks_ = make_rank_models<T>(
-      config, max_batch, shape, even_boundaries(config.n_layer, shape.virtual_stages()),
-      grid_.coordinates().pp, seed, slice, degrees.tp > 1 ? tensor_parallel_.get() : nullptr);
+  // With tp > 1 the vocabulary is split too (chapter 7's vocabulary-parallel embedding, head and
+  // cross-entropy); tp = 1 is the one-device model's own arithmetic.
+  const bool split = degrees.tp > 1;
+  const train::TensorParallelSlice slice{grid_.coordinates().tp, degrees.tp, split};
+  if (split)
+    seam_ = std::make_unique<tp::TensorParallelSeam<T>>(config, max_batch, tensor_parallel_.get(),
+                                                        tp::SequenceParallel::kOff);
+  chunks_ = make_rank_models<T>(config, max_batch, shape,
+                                even_boundaries(config.n_layer, shape.virtual_stages()),
+                                grid_.coordinates().pp, seed, slice, seam_.get());
 }
 
 template <typename T>

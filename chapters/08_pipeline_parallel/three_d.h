@@ -1,11 +1,13 @@
 /// @file
 /// The third dimension: DP × TP × PP. One rank-grid object (chapter 3's ProcessGrid) splits the
 /// world into its tensor-, data- and pipeline-parallel groups; each pipeline stage is a chapter-4
-/// Model part holding only its tensor-parallel slice of each block, whose collectives run over
-/// the TP group through chapter 7's TensorParallelGroup; the schedule runs over the PP group and
-/// the gradients are averaged over the DP group. With 8 thread ranks as 2 × 2 × 2, every rank of a
-/// stage holds half of each block's heads and MLP units, and two replicas of the two-stage
-/// pipeline each run half the micro-batches.
+/// Model part holding only its tensor-parallel slice of each block and of the vocabulary, run
+/// through chapter 7's tensor-parallel seam over the TP group (TensorParallelSeam over a
+/// TensorParallelGroup, as chapter 7's ranks are); the schedule runs over the PP group and the
+/// gradients are averaged over the DP group. With 8 thread ranks as 2 × 2 × 2, every rank of a
+/// stage holds half of each block's heads and MLP units and half the vocabulary's rows of the
+/// embedding and the LM head, and two replicas of the two-stage pipeline each run half the
+/// micro-batches.
 #pragma once
 
 #include <cstdint>
@@ -19,14 +21,15 @@
 #include "chapters/04_training_baseline/data.h"
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/07_tensor_parallel/tensor_parallel_group.h"
+#include "chapters/07_tensor_parallel/tensor_parallel_seam.h"
 #include "chapters/08_pipeline_parallel/executor.h"
 
 namespace book::pp {
 
 /// Refuses, before any rank starts, degrees that do not fit: `world_size` must be at least 1
 /// and dp·tp·pp (computed in 64 bits) equal to it, tp
-/// must divide the heads, pp must be the schedule's p, and p·v must divide the layers (each stage
-/// the same number of layers). Each message names the numbers that disagree.
+/// must divide the heads and the vocabulary, pp must be the schedule's p, and p·v must divide the
+/// layers (each stage the same number of layers). Each message names the numbers that disagree.
 void check_3d(const train::Config& config, const coll::GridDegrees& degrees, int world_size,
               const Shape& shape);
 
@@ -42,8 +45,9 @@ RankResult execute_3d(coll::ProcessGrid& grid, const Schedule& schedule,
                       const ExecuteOptions& options = {});
 
 /// One rank of a DP × TP × PP run, built by every rank of `world` together: the grid, the
-/// tensor-parallel group over grid().tp() and this rank's chunks (its stage's layers, its TP
-/// slice, initialised from `seed` as the one-device model is). check_3d runs first, so bad
+/// tensor-parallel group over grid().tp() with the seam its chunks share, and this rank's chunks
+/// (its stage's layers, its TP slice, the vocabulary split when tp > 1, initialised from `seed`
+/// as the one-device model is). check_3d runs first, so bad
 /// degrees are refused on every rank alike before a message is sent.
 template <typename T>
 class Rank3D {
@@ -59,12 +63,13 @@ class Rank3D {
   coll::ProcessGrid& grid() { return grid_; }  ///< the groups and this rank's coordinates
   /// This rank's chunks (a Model part each).
   std::span<const std::unique_ptr<train::Model<T>>> chunks() const { return chunks_; }
-  /// The tensor-parallel group: its counts() hold the collectives this rank's blocks called.
+  /// The tensor-parallel group: its counts() hold the collectives this rank's chunks called.
   tp::TensorParallelGroup<T>& tensor_parallel() { return *tensor_parallel_; }
 
  private:
   coll::ProcessGrid grid_;
   std::unique_ptr<tp::TensorParallelGroup<T>> tensor_parallel_;
+  std::unique_ptr<tp::TensorParallelSeam<T>> seam_;
   std::vector<std::unique_ptr<train::Model<T>>> chunks_;
 };
 

@@ -154,7 +154,7 @@ std::span<const float> ModelRunner::run(std::span<const SequenceChunk> chunks) {
       };
     train::block_forward_rows(config_, {}, weights_.blocks[layer], rows, stream_.data(),
                               next_stream_.data(), acts_, workspace_, cached,
-                              static_cast<train::TensorParallelComm<float>*>(nullptr), projections);
+                              static_cast<train::TensorParallelism<float>*>(nullptr), projections);
     std::swap(stream_, next_stream_);
   }
   // The head only on the rows whose logits were asked for.

@@ -1,5 +1,5 @@
-// Graded tests of the whole model and training loop (the pipeline and tensor-parallel pieces are
-// in pipeline_test.cc and tensor_parallel_test.cc). They exercise every layer, so they need
+// Graded tests of the whole model and training loop (the pipeline pieces are in
+// pipeline_test.cc). They exercise every layer, so they need
 // train.layernorm_backward and train.attention_backward (recorded under the latter), or the
 // optimizer (recorded under train.adamw_step); against a stub they skip.
 #include <cmath>

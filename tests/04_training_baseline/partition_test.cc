@@ -1,7 +1,6 @@
 // Tests of the model's partition scaffolding (not exercises): the layouts of pipeline stages and
 // tensor-parallel ranks, the bytes each rank holds (counted), the copies to and from the whole
-// model, the initialisation of a part, the in-process group the tensor-parallel tests use, and
-// the argument checks. They pass on both tracks.
+// model, the initialisation of a part, and the argument checks. They pass on both tracks.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -9,11 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "chapters/04_training_baseline/block_split.h"
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/04_training_baseline/parameter_copy.h"
 #include "common/testing/expect_error.h"
-#include "tests/04_training_baseline/fake_group.h"
 #include "tests/04_training_baseline/gradcheck.h"
+#include "tests/04_training_baseline/rank_seam.h"
 #include "tests/04_training_baseline/tiny_model.h"
 
 namespace book::train {
@@ -61,12 +61,12 @@ TEST(TensorParallelLayout, ARankHoldsOneTthOfTheShardedTensorsPlusTheReplicated)
   const std::size_t replicated = layers * 6 * cc + (c.vocab_size + c.context) * cc + 2 * cc;
   ASSERT_EQ(sharded + replicated, static_cast<std::size_t>(c.parameter_count()));
   for (int t : {1, 2, 4}) {
-    testing::FakeGroup<float> group(t);
     for (int r = 0; r < t; ++r) {
+      testing::RankSeam<float> seam(r, t);
       MemoryTracker tracker;
       ModelOptions<float> options;
       options.part.tensor_parallel = {r, t};
-      options.tensor_parallel = t > 1 ? &group.rank(r) : nullptr;
+      options.tensor_parallel = t > 1 ? &seam : nullptr;
       options.tracker = &tracker;
       const Model<float> model(c, 2, options);
       const std::size_t want = (sharded / t + replicated) * sizeof(float);
@@ -116,10 +116,10 @@ TEST(ModelPart, InitialisesItsShareOfTheWholeModel) {
   const Config c = tiny_config();
   Model<float> whole(c, 1);
   whole.init(5);
-  testing::FakeGroup<float> group(2);
+  testing::RankSeam<float> seam(1, 2);
   ModelOptions<float> options;
   options.part = {1, 3, {1, 2}};  // the last two layers, tensor-parallel rank 1 of 2
-  options.tensor_parallel = &group.rank(1);
+  options.tensor_parallel = &seam;
   Model<float> part(c, 1, options);
   part.init(5);
   std::vector<float> want(part.layout().total());
@@ -175,43 +175,6 @@ TEST(VocabularySplit, ARankHoldsItsRowsOfTheTiedEmbeddingAndItsShareOfTheInitial
   std::vector<double> wrong(3);
   expect_error([&] { init_parameters<double>(whole, 1, wrong); },
                "a buffer of 3 elements for a layout of " + std::to_string(whole.total()));
-  ModelOptions<double> split;
-  split.part.tensor_parallel = {0, 1, true};
-  expect_error([&] { Model<double>(c, 1, split); },
-               {"splits the vocabulary", "chapter 7's tp::ParallelModel"});
-}
-
-TEST(FakeGroup, CollectivesSumAndGatherInRankOrder) {
-  constexpr int kRanks = 3;
-  constexpr std::size_t kPer = 5;
-  testing::FakeGroup<double> group(kRanks);
-  std::vector<std::vector<double>> reduced(kRanks), scattered(kRanks), gathered(kRanks);
-  auto input = [](int r, std::size_t i) { return 1.0 + 10.0 * r + 0.25 * static_cast<double>(i); };
-  group.run([&](int r) {
-    std::vector<double> mine(kRanks * kPer);
-    for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = input(r, i);
-    reduced[r] = mine;
-    group.rank(r).all_reduce(reduced[r].data(), reduced[r].size());
-    scattered[r].assign(kPer, -1.0);
-    group.rank(r).reduce_scatter(mine.data(), scattered[r].data(), kPer);
-    gathered[r].assign(kRanks * kPer, -1.0);
-    group.rank(r).all_gather(mine.data(), gathered[r].data(), kPer);
-  });
-  for (int r = 0; r < kRanks; ++r)
-    for (std::size_t i = 0; i < kRanks * kPer; ++i) {
-      const double sum = input(0, i) + input(1, i) + input(2, i);
-      ASSERT_EQ(reduced[r][i], sum) << "all_reduce, rank " << r << " element " << i;
-      if (i < kPer) {
-        ASSERT_EQ(scattered[r][i],
-                  input(0, r * kPer + i) + input(1, r * kPer + i) + input(2, r * kPer + i))
-            << "reduce_scatter, rank " << r << " element " << i;
-      }
-      ASSERT_EQ(gathered[r][i], input(static_cast<int>(i / kPer), i % kPer))
-          << "all_gather, rank " << r << " element " << i;
-    }
-  EXPECT_EQ(group.counts(1).all_reduces, 1);
-  EXPECT_EQ(group.counts(1).reduce_scatters, 1);
-  EXPECT_EQ(group.counts(1).all_gathers, 1);
 }
 
 TEST(ModelPart, RefusesBadPartsAndMisusedPieces) {
@@ -226,11 +189,12 @@ TEST(ModelPart, RefusesBadPartsAndMisusedPieces) {
   expect_error([&] { ParameterLayout(c, {0, 4}); }, "inside 0..3");
   ModelOptions<float> tp;
   tp.part.tensor_parallel = {1, 2};
-  expect_error([&] { Model<float>(c, 1, tp); }, "rank 1 of 2 needs a TensorParallelComm");
-  testing::FakeGroup<float> group(2);
-  tp.tensor_parallel = &group.rank(0);
   expect_error([&] { Model<float>(c, 1, tp); },
-               "the group is rank 0 of 2 but the part's slice "
+               "rank 1 of 2 needs its seam in ModelOptions::tensor_parallel");
+  testing::RankSeam<float> seam(0, 2);
+  tp.tensor_parallel = &seam;
+  expect_error([&] { Model<float>(c, 1, tp); },
+               "the seam is rank 0 of 2 but the part's slice "
                "is rank 1 of 2");
   ModelOptions<float> middle_options;
   middle_options.part = {1, 2};
@@ -269,14 +233,20 @@ TEST(Block, RefusesBuffersAndGroupsOfAnotherShape) {
       [&] {
         block_forward(c, {1, 2}, w.blocks[0], 2, 5, x.data(), y.data(), half_acts, workspace);
       },
-      "tensor-parallel rank 1 of 2 needs a TensorParallelComm");
-  testing::FakeGroup<double> group(2);
+      "the seam is rank 0 of 1 but the slice is rank 1 of 2");
+  testing::RankSeam<double> seam(1, 2);
+  expect_error(
+      [&] { block_forward(c, {}, w.blocks[0], 2, 5, x.data(), y.data(), room, workspace, &seam); },
+      "the seam is rank 1 of 2 but the slice is rank 0 of 1");
+  // The split backward (block_split.h) runs whole blocks only.
+  WeightGradientInputs<double> keep(c, {0, 2}, 2, 5);
+  std::vector<double> dx(x.size());
   expect_error(
       [&] {
-        block_forward(c, {}, w.blocks[0], 2, 5, x.data(), y.data(), room, workspace,
-                      &group.rank(1));
+        block_backward_input(c, {0, 2}, w.blocks[0], w.blocks[0], 2, 5, x.data(), x.data(),
+                             dx.data(), half_acts, workspace, keep);
       },
-      "the group is rank 1 of 2 but the slice is rank 0 of 1");
+      "the split backward runs whole blocks (slice 0 of 1); this is tensor-parallel slice 0 of 2");
   expect_error([&] { BlockActivations<double>(c, {}, 0, 5); }, "room for 0 × 5 rows");
 }
 

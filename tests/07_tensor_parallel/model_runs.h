@@ -1,5 +1,5 @@
-// Helpers of the model tests: chapter 4's one-device run on random parameters, and the options
-// of a ParallelModel.
+// Helpers of the model tests: chapter 4's one-device run on random parameters, and a
+// tensor-parallel rank of the same model (chapter 4's Model with this chapter's seam).
 #pragma once
 
 #include <string>
@@ -7,7 +7,7 @@
 
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/04_training_baseline/step.h"
-#include "chapters/07_tensor_parallel/parallel_model.h"
+#include "chapters/07_tensor_parallel/tensor_parallel_seam.h"
 #include "tests/07_tensor_parallel/tp_testing.h"
 
 namespace book::tp::testing {
@@ -35,17 +35,19 @@ inline WholeRun whole_run(const train::Config& config, const train::Batch& batch
   return run;
 }
 
-/// A ParallelModel's options.
-inline ParallelModelOptions<double> options(train::ModelPart part, SequenceParallel sp,
-                                            train::TensorParallelComm<double>* comm,
-                                            MemoryTracker* tracker = nullptr) {
-  ParallelModelOptions<double> o;
-  o.part = part;
-  o.sequence_parallel = sp;
-  o.comm = comm;
-  o.tracker = tracker;
-  return o;
-}
+/// One tensor-parallel rank: chapter 4's Model of `part` (its vocabulary split) with its seam
+/// over `comm` (null: a group of one), allocations reported to `tracker`.
+struct TensorParallelRank {
+  /// The rank's seam and model.
+  TensorParallelRank(const train::Config& config, int max_batch, train::ModelPart part = {},
+                     SequenceParallel sp = SequenceParallel::kOff,
+                     train::TensorParallelComm<double>* comm = nullptr,
+                     MemoryTracker* tracker = nullptr)
+      : seam(config, max_batch, comm, sp, tracker),
+        model(config, max_batch, tensor_parallel_options(part, seam, tracker)) {}
+  TensorParallelSeam<double> seam;  ///< what the model's passes do on this rank
+  train::Model<double> model;       ///< chapter 4's model, this rank's shard
+};
 
 /// "t = 2, sequence parallelism on", for traces.
 inline std::string label(int t, SequenceParallel sp) {

@@ -14,7 +14,8 @@
 #include "chapters/04_training_baseline/step.h"
 #include "chapters/07_tensor_parallel/accounting.h"
 #include "chapters/07_tensor_parallel/moe_layer.h"
-#include "chapters/07_tensor_parallel/parallel_model.h"
+#include "chapters/07_tensor_parallel/tensor_parallel_seam.h"
+#include "tests/07_tensor_parallel/model_runs.h"
 #include "tests/07_tensor_parallel/tp_testing.h"
 
 namespace book::tp {
@@ -36,16 +37,13 @@ TEST(Mpi, TensorAndSequenceParallelRanksMatchChapter4) {
     SCOPED_TRACE(std::string("sequence parallelism ") + sequence_parallel_name(sp) + ", rank " +
                  std::to_string(r) + " of " + std::to_string(t));
     TensorParallelGroup<double> group(comm);
-    ParallelModelOptions<double> options;
-    options.part = {0, -1, {r, t}};
-    options.sequence_parallel = sp;
-    options.comm = &group;
-    ParallelModel<double> model(config, batch.batch, options);
+    testing::TensorParallelRank model_rank(config, batch.batch, {0, -1, {r, t}}, sp, &group);
+    train::Model<double>& model = model_rank.model;
     train::copy_from_whole<double>(whole.layout(), params, model.layout(), model.params().span());
-    ParallelActivations<double> acts(model);
+    train::Activations<double> acts(model);
     comm.reset_counters();
     model.zero_grad();
-    EXPECT_NEAR(forward_backward(model, batch, 1.0, acts), loss, 1e-11 * loss);
+    EXPECT_NEAR(train::forward_backward(model, batch, 1.0, acts), loss, 1e-11 * loss);
     model.finish_gradients();
     std::vector<double> placed(whole.layout().total(), testing::kNaN);
     train::copy_to_whole<double>(model.layout(), {model.grads().begin(), model.grads().end()},

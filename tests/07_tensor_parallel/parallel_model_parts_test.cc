@@ -11,8 +11,8 @@
 
 #include "chapters/03_collectives/threads.h"
 #include "chapters/07_tensor_parallel/accounting.h"
-#include "chapters/07_tensor_parallel/parallel_model.h"
 #include "chapters/07_tensor_parallel/tensor_parallel_group.h"
+#include "chapters/07_tensor_parallel/tensor_parallel_seam.h"
 #include "chapters/07_tensor_parallel/vocab_parallel.h"
 #include "common/testing/expect_error.h"
 #include "tests/07_tensor_parallel/model_runs.h"
@@ -23,7 +23,6 @@ namespace {
 
 using testing::kNaN;
 using testing::label;
-using testing::options;
 using testing::tiny_batch;
 using testing::tiny_config;
 using testing::whole_run;
@@ -41,11 +40,12 @@ TEST(ParallelModel, ARankHoldsItsShardOfTheParametersAndOfTheActivations) {
         TensorParallelGroup<double> group(comm);
         MemoryTracker tracker;
         const train::ModelPart part(0, -1, {comm.rank(), t});
-        ParallelModel<double> model(config, max_batch, options(part, sp, &group, &tracker));
+        testing::TensorParallelRank model_rank(config, max_batch, part, sp, &group, &tracker);
+        train::Model<double>& model = model_rank.model;
         const std::size_t params = parameter_elements(config, part) * sizeof(double);
         EXPECT_EQ(tracker.current(MemoryCategory::kParameters), params);
         EXPECT_EQ(tracker.current(MemoryCategory::kGradients), params);
-        ParallelActivations<double> acts(model);
+        train::Activations<double> acts(model);
         for (int l = 0; l < config.n_layer; ++l)
           EXPECT_EQ(acts.layer_bytes(l), layer_activation_bytes(config, max_batch, config.context,
                                                                 t, sp, sizeof(double)))
@@ -84,9 +84,10 @@ TEST(ParallelModel, StagesOfRanksReproduceTheWholeModel) {
     const int r = tp->rank();
     TensorParallelGroup<double> group(*tp);
     const train::ModelPart part(stages[s].first_layer, stages[s].last_layer, {r, kRanks});
-    ParallelModel<double> model(config, batch.batch, options(part, sp, &group));
+    testing::TensorParallelRank model_rank(config, batch.batch, part, sp, &group);
+    train::Model<double>& model = model_rank.model;
     train::copy_from_whole<double>(want.layout, want.params, model.layout(), model.params().span());
-    ParallelActivations<double> a(model);
+    train::Activations<double> a(model);
     model.zero_grad();
     const int peer = (1 - s) * kRanks + r;  // the same tensor-parallel rank of the other stage
     std::vector<double> buffer(shard);
@@ -131,6 +132,36 @@ TEST(ParallelModel, StagesOfRanksReproduceTheWholeModel) {
   testing::expect_rank_gradients(want.layout, want.grads, layouts, all, kTolerance);
 }
 
+TEST(ParallelModel, RecomputationOnATensorParallelRankKeepsItsGradientsBitForBit) {
+  // Chapter 4's memory seams run through the same seam: selective and full recomputation on a
+  // sequence-parallel rank give exactly the gradients of the run that keeps everything.
+  const train::Config config = tiny_config();
+  const train::Batch batch = tiny_batch(31);
+  const std::vector<double> params = testing::random_parameters(train::ParameterLayout(config), 32);
+  constexpr int kRanks = 2;
+  coll::run_ranks(kRanks, [&](coll::Communicator& comm) {
+    TensorParallelGroup<double> group(comm);
+    std::vector<std::vector<double>> grads;
+    for (train::Recomputation mode : {train::Recomputation::kNone, train::Recomputation::kSelective,
+                                      train::Recomputation::kFull}) {
+      TensorParallelSeam<double> seam(config, batch.batch, &group, SequenceParallel::kOn);
+      train::ModelOptions<double> options =
+          tensor_parallel_options<double>({0, -1, {comm.rank(), kRanks}}, seam);
+      options.recompute = mode;
+      train::Model<double> model(config, batch.batch, options);
+      train::copy_from_whole<double>(train::ParameterLayout(config), params, model.layout(),
+                                     model.params().span());
+      model.zero_grad();
+      train::forward_backward(model, batch, 1.0);
+      model.finish_gradients();
+      grads.emplace_back(model.grads().begin(), model.grads().end());
+    }
+    for (std::size_t m = 1; m < grads.size(); ++m)
+      ASSERT_EQ(std::memcmp(grads[m].data(), grads[0].data(), grads[0].size() * sizeof(double)), 0)
+          << "recomputation mode " << m << " changed rank " << comm.rank() << "'s gradients";
+  });
+}
+
 TEST(ParallelModel, RefusesShapesTheRanksCannotSplit) {
   using book::testing::expect_error;
   const train::Config config = tiny_config();  // 4 heads, vocabulary 12
@@ -138,8 +169,8 @@ TEST(ParallelModel, RefusesShapesTheRanksCannotSplit) {
     TensorParallelGroup<double> group(comm);
     expect_error(
         [&] {
-          ParallelModel<double>(config, 1,
-                                options({0, -1, {comm.rank(), 3}}, SequenceParallel::kOff, &group));
+          testing::TensorParallelRank(config, 1, {0, -1, {comm.rank(), 3}}, SequenceParallel::kOff,
+                                      &group);
         },
         "3 tensor-parallel ranks cannot split 4 heads evenly");
   });
@@ -149,14 +180,15 @@ TEST(ParallelModel, RefusesShapesTheRanksCannotSplit) {
     TensorParallelGroup<double> group(comm);
     expect_error(
         [&] {
-          ParallelModel<double>(odd_vocabulary, 1,
-                                options({0, -1, {comm.rank(), 4}}, SequenceParallel::kOff, &group));
+          testing::TensorParallelRank(odd_vocabulary, 1, {0, -1, {comm.rank(), 4}},
+                                      SequenceParallel::kOff, &group);
         },
         {"4 tensor-parallel ranks cannot split a vocabulary of 10 tokens evenly",
          "pad the vocabulary"});
-    ParallelModel<double> model(config, 2,
-                                options({0, -1, {comm.rank(), 4}}, SequenceParallel::kOn, &group));
-    ParallelActivations<double> acts(model);
+    testing::TensorParallelRank model_rank(config, 2, {0, -1, {comm.rank(), 4}},
+                                           SequenceParallel::kOn, &group);
+    train::Model<double>& model = model_rank.model;
+    train::Activations<double> acts(model);
     const train::Batch five = tiny_batch(3, 2, 5);  // 10 tokens
     expect_error([&] { acts.set_shape(2, 5); },
                  {"splits the 10 tokens of a micro-batch over 4 tensor-parallel ranks unevenly",
@@ -165,15 +197,15 @@ TEST(ParallelModel, RefusesShapesTheRanksCannotSplit) {
   });
   expect_error(
       [&] {
-        ParallelModel<double>(config, 1, options({0, -1, {1, 2}}, SequenceParallel::kOff, nullptr));
+        testing::TensorParallelRank(config, 1, {0, -1, {1, 2}}, SequenceParallel::kOff, nullptr);
       },
-      "rank 1 of 2 needs a group");
+      "the seam is rank 0 of 1 but the part's slice is rank 1 of 2");
   coll::run_ranks(2, [&](coll::Communicator& comm) {
     TensorParallelGroup<double> group(comm);
     expect_error(
         [&] {
-          ParallelModel<double>(
-              config, 1, options({0, -1, {1 - comm.rank(), 2}}, SequenceParallel::kOff, &group));
+          testing::TensorParallelRank(config, 1, {0, -1, {1 - comm.rank(), 2}},
+                                      SequenceParallel::kOff, &group);
         },
         "but the part's slice is rank");
   });
@@ -182,16 +214,19 @@ TEST(ParallelModel, RefusesShapesTheRanksCannotSplit) {
 TEST(ParallelModel, RefusesMisusedPiecesSayingWhy) {
   using book::testing::expect_error;
   const train::Config config = tiny_config();
-  expect_error([&] { ParallelModel<double>(config, 0); }, "max_batch must be >= 1, got 0");
+  expect_error([&] { testing::TensorParallelRank(config, 0); }, "max_batch must be >= 1, got 0");
   // A middle stage: layers 1..1, no embeddings, no head.
-  ParallelModel<double> middle(config, 2, options({1, 2}, SequenceParallel::kOff, nullptr));
-  ParallelModel<double> whole(config, 2), other(config, 2);
-  ParallelActivations<double> acts(middle), whole_acts(whole), others(other);
+  testing::TensorParallelRank middle_rank(config, 2, {1, 2}, SequenceParallel::kOff, nullptr);
+  train::Model<double>& middle = middle_rank.model;
+  testing::TensorParallelRank whole_rank(config, 2), other_rank(config, 2);
+  train::Model<double>& whole = whole_rank.model;
+  train::Model<double>& other = other_rank.model;
+  train::Activations<double> acts(middle), whole_acts(whole), others(other);
   const train::Batch batch = tiny_batch(4);
   expect_error([&] { middle.embed_forward(acts, batch.tokens.data(), 2, 4); },
                "starts at layer 1 and does not hold the embeddings");
   expect_error([&] { middle.embed_backward(acts); }, "no micro-batch yet");
-  expect_error([&] { middle.layers_forward(others, 1, 2); }, "made for another ParallelModel");
+  expect_error([&] { middle.layers_forward(others, 1, 2); }, "made for another Model");
   acts.set_shape(2, 4);
   expect_error([&] { middle.head_forward(acts, batch.targets.data()); }, "does not hold the head");
   expect_error([&] { middle.head_backward(acts, 1.0); }, "does not hold the head");
@@ -219,39 +254,39 @@ TEST(ParallelModel, RefusesMisusedPiecesSayingWhy) {
   whole.head_forward(whole_acts, nullptr);
   expect_error([&] { whole.head_backward(whole_acts, 1.0); },
                "the last forward had no targets, so there is no loss");
-  // The block on its own checks its group and its buffers.
+  // Chapter 4's block on its own checks its seam and its buffers.
   coll::run_ranks(2, [&](coll::Communicator& comm) {
     TensorParallelGroup<double> group(comm);
+    TensorParallelSeam<double> seam(config, 1, &group, SequenceParallel::kOff);
+    TensorParallelSeam<double> seam_on(config, 1, &group, SequenceParallel::kOn);
     const train::TensorParallelSlice slice{1 - comm.rank(), 2};
-    ParallelBlockActivations<double> block_acts(config, slice, SequenceParallel::kOff, 1, 4);
-    ParallelWorkspace<double> workspace(config, slice, SequenceParallel::kOff, 1, 4);
+    train::BlockActivations<double> block_acts(config, slice, 1, 4, nullptr, true, &seam);
+    train::BlockWorkspace<double> workspace(config, slice, 1, 4);
     const train::BlockTensors<double> none;
     std::vector<double> x(4 * 12), y(4 * 12);
     expect_error(
         [&] {
-          parallel_block_forward(config, slice, SequenceParallel::kOff, none, 1, 4, x.data(),
-                                 y.data(), block_acts, workspace, group);
+          train::block_forward(config, slice, none, 1, 4, x.data(), y.data(), block_acts, workspace,
+                               &seam);
         },
-        "parallel_block_forward: the group is rank");
+        "block_forward: the seam is rank");
     const train::TensorParallelSlice mine{comm.rank(), 2};
-    ParallelBlockActivations<double> small(config, mine, SequenceParallel::kOff, 1, 4);
-    ParallelWorkspace<double> small_workspace(config, mine, SequenceParallel::kOff, 1, 4);
+    train::BlockActivations<double> small(config, mine, 1, 4, nullptr, true, &seam);
+    train::BlockWorkspace<double> small_workspace(config, mine, 1, 4);
     expect_error(
         [&] {
-          parallel_block_forward(config, mine, SequenceParallel::kOff, none, 2, 4, x.data(),
-                                 y.data(), small, small_workspace, group);
+          train::block_forward(config, mine, none, 2, 4, x.data(), y.data(), small, small_workspace,
+                               &seam);
         },
-        "2 × 4 tokens do not fit the activations or the workspace (room for 4 tokens)");
+        "2 × 4 rows do not fit the activations (1 × 4)");
+    train::BlockActivations<double> held_half(config, mine, 1, 4, nullptr, true, &seam_on);
     expect_error(
         [&] {
-          parallel_block_forward(config, mine, SequenceParallel::kOn, none, 1, 4, x.data(),
-                                 y.data(), small, small_workspace, group);
+          train::block_forward(config, mine, none, 1, 4, x.data(), y.data(), held_half,
+                               small_workspace, &seam);
         },
-        "made for another sequence-parallel setting");
+        "sized for another split of the rows between ranks");
   });
-  expect_error(
-      [] { ParallelBlockActivations<double>(tiny_config(), {}, SequenceParallel::kOff, 0, 4); },
-      "room for 0 × 4 tokens; both must be >= 1");
   expect_error([&] { parameter_elements(config, {0, -1, {0, 5}}); }, "5 tensor-parallel ranks");
   expect_error([] { ring_elements_sent({}, 2, 2); }, "ring_elements_sent: rank 2 of 2");
 }

@@ -13,7 +13,7 @@
 
 #include "chapters/03_collectives/threads.h"
 #include "chapters/07_tensor_parallel/accounting.h"
-#include "chapters/07_tensor_parallel/parallel_model.h"
+#include "chapters/07_tensor_parallel/tensor_parallel_seam.h"
 #include "common/testing/expect_error.h"
 #include "tests/07_tensor_parallel/model_runs.h"
 #include "tests/07_tensor_parallel/tp_testing.h"
@@ -23,7 +23,6 @@ namespace {
 
 using testing::kNaN;
 using testing::label;
-using testing::options;
 using testing::tiny_batch;
 using testing::tiny_config;
 using testing::whole_run;
@@ -43,13 +42,14 @@ TEST(ParallelModel, RanksReproduceTheOneDeviceLossAndGradients) {
       std::vector<double> losses(t, kNaN);
       coll::run_ranks(t, [&](coll::Communicator& comm) {
         TensorParallelGroup<double> group(comm);
-        ParallelModel<double> model(config, batch.batch,
-                                    options({0, -1, {comm.rank(), t}}, sp, &group));
+        testing::TensorParallelRank model_rank(config, batch.batch, {0, -1, {comm.rank(), t}}, sp,
+                                               &group);
+        train::Model<double>& model = model_rank.model;
         train::copy_from_whole<double>(want.layout, want.params, model.layout(),
                                        model.params().span());
-        ParallelActivations<double> acts(model);
+        train::Activations<double> acts(model);
         model.zero_grad();
-        losses[comm.rank()] = forward_backward(model, batch, 1.0, acts);
+        losses[comm.rank()] = train::forward_backward(model, batch, 1.0, acts);
         model.finish_gradients();
         grads[comm.rank()].assign(model.grads().begin(), model.grads().end());
       });
@@ -84,11 +84,12 @@ TEST(ParallelModel, EachStepAndEachLayerMovesExactlyWhatTheFormulaSays) {
       SCOPED_TRACE(label(t, sp));
       coll::run_ranks(t, [&](coll::Communicator& comm) {
         TensorParallelGroup<double> group(comm);
-        ParallelModel<double> model(config, batch.batch,
-                                    options({0, -1, {comm.rank(), t}}, sp, &group));
+        testing::TensorParallelRank model_rank(config, batch.batch, {0, -1, {comm.rank(), t}}, sp,
+                                               &group);
+        train::Model<double>& model = model_rank.model;
         train::copy_from_whole<double>(train::ParameterLayout(config), params, model.layout(),
                                        model.params().span());
-        ParallelActivations<double> acts(model);
+        train::Activations<double> acts(model);
         // One layer, forward and backward, through the pieces.
         model.embed_forward(acts, batch.tokens.data(), batch.batch, batch.seq_len);
         const CollectiveCounts before_forward = group.counts();

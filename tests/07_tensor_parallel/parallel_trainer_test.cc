@@ -31,7 +31,7 @@ train::TrainOptions small_run() {
   return o;
 }
 
-TEST(ParallelTrainer, StepsMatchChapter4sTrainerAndReplicasStayEqual) {
+TEST(TensorParallelTrainer, StepsMatchChapter4sTrainerAndReplicasStayEqual) {
   constexpr int kSteps = 4;
   train::Trainer one_device(small_run());
   std::vector<train::StepResult> want;
@@ -44,7 +44,7 @@ TEST(ParallelTrainer, StepsMatchChapter4sTrainerAndReplicasStayEqual) {
       std::vector<std::vector<train::StepResult>> got(t);
       std::vector<std::pair<std::size_t, std::size_t>> replicated;
       coll::run_ranks(t, [&](coll::Communicator& comm) {
-        ParallelTrainer trainer(small_run(), comm, sp);
+        TensorParallelTrainer trainer(small_run(), comm, sp);
         for (int i = 0; i < kSteps; ++i) got[comm.rank()].push_back(trainer.step());
         params[comm.rank()].assign(trainer.model().params().begin(),
                                    trainer.model().params().end());
@@ -74,53 +74,53 @@ TEST(ParallelTrainer, StepsMatchChapter4sTrainerAndReplicasStayEqual) {
     }
 }
 
-TEST(ParallelTrainer, RefusesWhatItCannotTrain) {
+TEST(TensorParallelTrainer, RefusesWhatItCannotTrain) {
   train::TrainOptions o = small_run();
   o.precision = DType::kBF16;
   coll::run_ranks(1, [&](coll::Communicator& comm) {
-    book::testing::expect_error([&] { ParallelTrainer(o, comm, SequenceParallel::kOff); },
+    book::testing::expect_error([&] { TensorParallelTrainer(o, comm, SequenceParallel::kOff); },
                                 "trains in f32 only, got bf16");
     train::TrainOptions none = small_run();
     none.micro_batch = 0;
-    book::testing::expect_error([&] { ParallelTrainer(none, comm, SequenceParallel::kOff); },
+    book::testing::expect_error([&] { TensorParallelTrainer(none, comm, SequenceParallel::kOff); },
                                 "micro_batch and accumulation must be >= 1, got 0 and 2");
     // Chapter 4's check_trainable: settings that can only diverge, refused before a step.
     train::TrainOptions bad = small_run();
     bad.adamw.beta2 = 1.0f;
-    book::testing::expect_error([&] { ParallelTrainer(bad, comm, SequenceParallel::kOff); },
+    book::testing::expect_error([&] { TensorParallelTrainer(bad, comm, SequenceParallel::kOff); },
                                 "beta2 must be in [0, 1), got 1");
     bad = small_run();
     bad.max_lr = std::numeric_limits<float>::infinity();
-    book::testing::expect_error([&] { ParallelTrainer(bad, comm, SequenceParallel::kOff); },
+    book::testing::expect_error([&] { TensorParallelTrainer(bad, comm, SequenceParallel::kOff); },
                                 "max_lr <= 1");
   });
 }
 
 // seed = comm.rank() or another max_lr on one rank trained on garbage without an error; now every
 // rank refuses, naming the ranks that differ from rank 0, before allocating anything.
-TEST(ParallelTrainer, RanksWithDifferentOptionsAreRefusedOnEveryRank) {
+TEST(TensorParallelTrainer, RanksWithDifferentOptionsAreRefusedOnEveryRank) {
   coll::run_ranks(2, [&](coll::Communicator& comm) {
     train::TrainOptions o = small_run();
     o.seed = static_cast<std::uint64_t>(comm.rank());
-    book::testing::expect_error([&] { ParallelTrainer(o, comm, SequenceParallel::kOff); },
+    book::testing::expect_error([&] { TensorParallelTrainer(o, comm, SequenceParallel::kOff); },
                                 {"the options of rank(s) 1 differ from rank 0's", "same model"});
   });
   coll::run_ranks(4, [&](coll::Communicator& comm) {
     train::TrainOptions o = small_run();
     if (comm.rank() == 2) o.max_lr *= 2;
     const SequenceParallel sp = comm.rank() == 3 ? SequenceParallel::kOn : SequenceParallel::kOff;
-    book::testing::expect_error([&] { ParallelTrainer(o, comm, sp); },
+    book::testing::expect_error([&] { TensorParallelTrainer(o, comm, sp); },
                                 "the options of rank(s) 2, 3 differ from rank 0's");
   });
 }
 
-TEST(ParallelTrainer, ARunThatDivergesStopsOnEveryRankNamingTheStep) {
+TEST(TensorParallelTrainer, ARunThatDivergesStopsOnEveryRankNamingTheStep) {
   // A NaN in one rank's shard reaches the loss every rank computes (the all-reduces carry it), so
   // every rank stops at the same step, before any update.
   std::vector<std::string> errors(2);
   std::vector<std::int64_t> steps(2);
   coll::run_ranks(2, [&](coll::Communicator& comm) {
-    ParallelTrainer trainer(small_run(), comm, SequenceParallel::kOff);
+    TensorParallelTrainer trainer(small_run(), comm, SequenceParallel::kOff);
     trainer.step();
     if (comm.rank() == 1)
       trainer.model().params()[trainer.model().layout().find("lnf_gain").offset] =
@@ -133,9 +133,9 @@ TEST(ParallelTrainer, ARunThatDivergesStopsOnEveryRankNamingTheStep) {
       errors[comm.rank()] = e.what();
     }
     steps[comm.rank()] = trainer.steps_done();
-    EXPECT_EQ(std::memcmp(before.data(), trainer.model().params().data(),
-                          before.size() * sizeof(float)),
-              0)
+    EXPECT_EQ(
+        std::memcmp(before.data(), trainer.model().params().data(), before.size() * sizeof(float)),
+        0)
         << "rank " << comm.rank() << ": the refused step changed the weights";
   });
   for (int r = 0; r < 2; ++r) {

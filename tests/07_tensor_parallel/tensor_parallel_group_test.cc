@@ -1,5 +1,5 @@
 // The pieces under the model (scaffolding tests): TensorParallelGroup's collectives and counts
-// over chapter 3's threads backend; chapter 4's own Model running tensor-parallel through it;
+// over chapter 3's threads backend;
 // the one-rank LocalGroup; the conjugate operators' sizes; and the formulas' internal agreement
 // (Megatron-LM's per-layer activation formula without its dropout terms is ours without the
 // LayerNorm statistics).
@@ -14,7 +14,7 @@
 #include "chapters/04_training_baseline/step.h"
 #include "chapters/07_tensor_parallel/accounting.h"
 #include "chapters/07_tensor_parallel/conjugate.h"
-#include "chapters/07_tensor_parallel/parallel_block.h"
+#include "chapters/07_tensor_parallel/tensor_parallel_seam.h"
 #include "chapters/07_tensor_parallel/tensor_parallel_group.h"
 #include "common/testing/expect_error.h"
 #include "tests/07_tensor_parallel/tp_testing.h"
@@ -65,41 +65,6 @@ TEST(TensorParallelGroup, SumsScattersAndGathersInRankOrderAndCountsThem) {
           << "the ring's exact volumes";
       group.reset_counts();
       EXPECT_EQ(group.counts().calls(), 0);
-    });
-  }
-}
-
-TEST(TensorParallelGroup, RunsChapter4sOwnTensorParallelModel) {
-  // The group is chapter 4's TensorParallelComm: its Model (vocabulary whole, LayerNorms whole)
-  // runs tensor-parallel over chapter 3's threads and reproduces the one-device loss and input
-  // gradient of the embeddings.
-  const train::Config config = testing::tiny_config();
-  const train::Batch batch = testing::tiny_batch(5);
-  train::Model<double> whole(config, batch.batch);
-  const auto params = testing::random_parameters(whole.layout(), 6);
-  std::copy(params.begin(), params.end(), whole.params().begin());
-  whole.zero_grad();
-  const double loss = train::forward_backward(whole, batch, 1.0);
-  const train::TensorSlot& wpe = whole.layout().find("wpe");
-  const std::vector<double> wpe_grad(whole.grads().begin() + wpe.offset,
-                                     whole.grads().begin() + wpe.offset + wpe.size());
-  for (int t : {2, 4}) {
-    coll::run_ranks(t, [&](coll::Communicator& comm) {
-      TensorParallelGroup<double> group(comm);
-      train::ModelOptions<double> options;
-      options.part.tensor_parallel = {comm.rank(), t};
-      options.tensor_parallel = &group;
-      train::Model<double> model(config, batch.batch, options);
-      train::copy_from_whole<double>(whole.layout(), params, model.layout(), model.params().span());
-      model.zero_grad();
-      EXPECT_NEAR(train::forward_backward(model, batch, 1.0), loss, 1e-11 * loss);
-      const train::TensorSlot& mine = model.layout().find("wpe");
-      testing::expect_close(
-          "wpe's gradient, t = " + std::to_string(t), wpe_grad,
-          {model.grads().begin() + mine.offset, model.grads().begin() + mine.offset + mine.size()},
-          1e-11);
-      EXPECT_EQ(group.counts().all_reduces, 4 * config.n_layer)
-          << "2 forward + 2 backward per layer";
     });
   }
 }

@@ -1,6 +1,7 @@
 // Scaffolding tests of the 3D composition: DP × TP × PP = 2 × 2 × 2 on 8 thread ranks (chapter
-// 3's ProcessGrid), each stage a chapter-4 Model part holding its tensor-parallel slice and
-// all-reducing over the grid's tp() group (chapter 7's TensorParallelGroup), gives the
+// 3's ProcessGrid), each stage a chapter-4 Model part holding its tensor-parallel slice of the
+// blocks and of the vocabulary and communicating over the grid's tp() group (chapter 7's
+// TensorParallelSeam over a TensorParallelGroup), gives the
 // single-device step over both replicas' micro-batches: the loss and every gradient, gathered
 // from the slices, to 1e-12 relative in double precision (the tensor-parallel all-reduces and the
 // data-parallel average change the order of the sums), for GPipe, 1F1B and interleaved (v = 2).
@@ -28,7 +29,7 @@ constexpr double kTolerance = 1e-12;  // relative, double precision
 
 train::Config small_config() {
   train::Config c;
-  c.vocab_size = 13, c.context = 7, c.n_layer = 4, c.n_head = 2, c.d_model = 8;
+  c.vocab_size = 14, c.context = 7, c.n_layer = 4, c.n_head = 2, c.d_model = 8;
   return c;
 }
 
@@ -50,7 +51,7 @@ void run_3d(const std::string& name, int m, int chunks_per_rank) {
       degrees.dp,
       std::vector<double>(whole.layout().total(), std::numeric_limits<double>::quiet_NaN()));
   std::vector<double> losses(8, std::numeric_limits<double>::quiet_NaN());
-  std::vector<int> tp_all_reduces(8, -1);
+  std::vector<int> tp_all_reduces(8, -1), stage(8, -1);
   coll::run_ranks(8, [&](coll::Communicator& world) {
     Rank3D<double> rank(world, degrees, config, batch, schedule.shape, 92);
     const int dp = rank.grid().coordinates().dp;
@@ -58,6 +59,7 @@ void run_3d(const std::string& name, int m, int chunks_per_rank) {
     const std::lock_guard<std::mutex> lock(mutex);
     losses[world.rank()] = r.loss;
     tp_all_reduces[world.rank()] = rank.tensor_parallel().counts().all_reduces;
+    stage[world.rank()] = rank.grid().coordinates().pp;
     for (const auto& chunk : rank.chunks()) {
       EXPECT_EQ(chunk->part().tensor_parallel.size, 2) << "world rank " << world.rank();
       train::copy_to_whole<double>(chunk->layout(), chunk->grads().span(), whole.layout(),
@@ -68,8 +70,9 @@ void run_3d(const std::string& name, int m, int chunks_per_rank) {
     EXPECT_NEAR(losses[r], want_loss, kTolerance * std::fabs(want_loss))
         << "world rank " << r << ": loss " << losses[r] << ", one device " << want_loss;
     // Each of a rank's 2 blocks (in 1 or 2 chunks) all-reduces twice forward and twice backward
-    // per micro-batch.
-    EXPECT_EQ(tp_all_reduces[r], 2 * 4 * m) << "world rank " << r;
+    // per micro-batch; the vocabulary-parallel embedding (first stage) once forward; the head
+    // (last stage) once in the parallel cross-entropy and once for its input's gradient.
+    EXPECT_EQ(tp_all_reduces[r], 2 * 4 * m + (stage[r] == 0 ? m : 2 * m)) << "world rank " << r;
   }
   double worst = 0;  // the largest relative gradient deviation, printed for the README
   for (int d = 0; d < degrees.dp; ++d)
@@ -105,6 +108,14 @@ TEST(ThreeD, RefusesDegreesThatDoNotDivide) {
         check_3d(config, {1, 4, 2, 1}, 8, {2, 3, 1});
       },
       {"tensor-parallel degree 4 does not divide the 2 heads"});
+  train::Config odd_vocabulary = config;
+  odd_vocabulary.vocab_size = 13;
+  testing::expect_error(
+      [&] {
+        check_3d(odd_vocabulary, {2, 2, 2, 1}, 8, {2, 3, 1});
+      },
+      {"tensor-parallel degree 2 does not divide the vocabulary of 13 tokens",
+       "pad the vocabulary"});
   testing::expect_error(
       [&] {
         check_3d(config, {2, 1, 3, 1}, 6, {3, 3, 1});
