@@ -85,34 +85,51 @@ TensorParallelTrainer::TensorParallelTrainer(const train::TrainOptions& options,
                                      tracker)),
       acts_(model_),
       adam_(0, model_.layout().total(), tracker),
-      data_rng_(train::training_data_stream(options_)) {
+      data_rng_(train::training_data_stream(options_)),
+      scaler_(options_.scaler) {
   model_.init(options_.seed);
 }
 
-//! [parallel_step]
 train::StepResult TensorParallelTrainer::step() {
-  train::StepResult result = train::begin_step(options_, step_);
-  model_.zero_grad();
-  double loss_sum = 0;
-  for (int micro = 0; micro < options_.accumulation; ++micro) {
-    const train::Batch batch = task_.batch(data_rng_, train::Split::kTrain, options_.micro_batch);
-    loss_sum += train::forward_backward(model_, batch,
-                                        1.0f / static_cast<float>(options_.accumulation), acts_);
-  }
-  model_.finish_gradients();  // sequence parallelism: the token-sharded gradients, summed
-  result.loss = static_cast<float>(loss_sum / options_.accumulation);
-  train::check_not_diverged(options_, result);  // the same loss on every rank
-  // The global norm: every rank's shards, each replicated tensor once.
-  double squares = model_.gradient_sum_of_squares();
-  comm_.all_reduce(std::span<double>(&squares, 1));
-  result.grad_norm = std::sqrt(squares);
-  train::check_not_diverged(options_, result, std::isfinite(squares));
-  std::span<float> grads = model_.grads().span();
-  train::scale_gradients(grads, train::clip_coefficient(squares, options_.clip_norm));
-  train::adamw_update(model_.layout(), adam_, model_.params().span(), grads, result.lr,
-                      options_.adamw);
+  const train::StepResult result = train::run_step(options_, step_, scaler_, *this);
   step_ = result.step;
   return result;
+}
+
+//! [parallel_step]
+// The tensor-parallel parts of run_step (chapter 4's step.h): every rank draws the same
+// micro-batches, runs them through its shard, and the global norm sums each rank's shards.
+void TensorParallelTrainer::zero_gradients() { model_.zero_grad(); }
+
+train::Batch TensorParallelTrainer::next_batch() {
+  return task_.batch(data_rng_, train::Split::kTrain, options_.micro_batch);
+}
+
+double TensorParallelTrainer::micro_batch(const train::Batch& batch, float loss_scale,
+                                          bool /*last*/) {
+  return train::forward_backward(model_, batch, loss_scale, acts_);
+}
+
+void TensorParallelTrainer::synchronize_gradients(bool last) {
+  if (last) model_.finish_gradients();  // sequence parallelism: the token-sharded gradients
+}
+
+float TensorParallelTrainer::mean_loss(double loss_sum, int micro_batches) {
+  return static_cast<float>(loss_sum / micro_batches);  // the same loss on every rank
+}
+
+bool TensorParallelTrainer::unscale_gradients(float /*loss_scale: FP32 only, always 1*/) {
+  // The global norm's sum of squares: every rank's shards, each replicated tensor once.
+  squares_ = model_.gradient_sum_of_squares();
+  comm_.all_reduce(std::span<double>(&squares_, 1));
+  return std::isfinite(squares_);
+}
+
+double TensorParallelTrainer::clip_and_update(float lr) {
+  std::span<float> grads = model_.grads().span();
+  train::scale_gradients(grads, train::clip_coefficient(squares_, options_.clip_norm));
+  train::adamw_update(model_.layout(), adam_, model_.params().span(), grads, lr, options_.adamw);
+  return std::sqrt(squares_);
 }
 //! [parallel_step]
 

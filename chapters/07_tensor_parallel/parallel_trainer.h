@@ -23,7 +23,7 @@
 namespace book::tp {
 
 /// One rank's share of a tensor-parallel training run.
-class TensorParallelTrainer {
+class TensorParallelTrainer : private train::StepParts {
  public:
   /// Rank comm.rank() of comm.size() of the run `options` describes (its model shape, task,
   /// batch, schedule, seed; precision must be f32), sequence parallelism on or off. Every rank of
@@ -34,8 +34,8 @@ class TensorParallelTrainer {
   TensorParallelTrainer(const train::TrainOptions& options, coll::Communicator& comm,
                         SequenceParallel sequence_parallel, MemoryTracker* tracker = nullptr);
 
-  /// One optimizer step over options.accumulation micro-batches: the same loss, gradient norm
-  /// and learning rate on every rank.
+  /// One optimizer step over options.accumulation micro-batches (chapter 4's run_step with this
+  /// rank's parts): the same loss, gradient norm and learning rate on every rank.
   /// @throws book::Error on every rank, naming the step, before any update, if the loss or the
   /// gradient norm is not finite (train::check_not_diverged).
   train::StepResult step();
@@ -48,6 +48,15 @@ class TensorParallelTrainer {
   std::int64_t steps_done() const { return step_; }                ///< steps so far
 
  private:
+  // The tensor-parallel parts of run_step (step.h).
+  void zero_gradients() override;
+  train::Batch next_batch() override;
+  double micro_batch(const train::Batch& batch, float loss_scale, bool last) override;
+  void synchronize_gradients(bool last) override;
+  float mean_loss(double loss_sum, int micro_batches) override;
+  bool unscale_gradients(float loss_scale) override;
+  double clip_and_update(float lr) override;
+
   train::TrainOptions options_;
   train::AdditionTask task_;
   coll::Communicator& comm_;
@@ -57,6 +66,8 @@ class TensorParallelTrainer {
   train::Activations<float> acts_;
   train::AdamWState adam_;
   Rng data_rng_;
+  train::LossScaler scaler_;  // FP32 only: run_step reads its scale of 1, never updates it
+  double squares_ = 0;        // this step's global Σ g², from unscale_gradients
   std::int64_t step_ = 0;
 };
 
