@@ -42,7 +42,8 @@ ThreeD run_three_d() {
             << fixed(out.loss, 12) << ", one device over all 8 micro-batches "
             << fixed(out.single_loss, 12) << ", relative deviation " << out.deviation()
             << "; rank 0's tensor-parallel all-reduces " << out.tp_all_reduces
-            << " (2 blocks x 4 x 4 micro-batches)\n";
+            << " (2 blocks x 4 per micro-batch x 4 micro-batches, + 1 per micro-batch for the "
+               "vocabulary-parallel embedding)\n";
   return out;
 }
 
