@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "chapters/04_training_baseline/config.h"
+#include "chapters/04_training_baseline/data.h"
 #include "chapters/08_pipeline_parallel/action.h"
 
 namespace book::pp::stage {
@@ -33,6 +35,17 @@ struct StageOptions {
 /// for interleaving, m a multiple of p for interleaving and m ≥ p for ZB-H1. Throws book::Error
 /// (a UsageError for the flags themselves) naming the value and what to pass instead.
 StageOptions parse_stage_options(int argc, const char* const* argv);
+
+/// What every real step of the stage trains: the model `options` describe (vocabulary 12,
+/// context 11), its m micro-batches, and the one-device step's loss on them.
+struct Workload {
+  train::Config config;             ///< the model's shape
+  std::vector<train::Batch> micro;  ///< the step's micro-batches (seed 8)
+  double single_loss = 0;           ///< the loss of one device running all of them
+};
+
+/// The stage's workload; a one-device step computes its loss.
+Workload make_workload(const StageOptions& options);
 
 /// One schedule, simulated and run.
 struct ScheduleRow {

@@ -21,21 +21,17 @@ int run_mpi(const StageOptions& o, int argc, char** argv) {
                                                   << comm.size() << " processes; pass --stages "
                                                   << comm.size() << " or mpirun -np " << o.stages);
   if (comm.rank() == 0) print_machine_load();
-  train::Config config;
-  config.n_layer = o.layers, config.d_model = o.d_model, config.n_head = o.heads;
-  config.vocab_size = 12, config.context = 11;
-  const auto micro = random_micro_batches(config, o.micro_batches, o.batch, config.context, 8);
-  train::Model<float> whole(config, o.batch);
-  whole.init(8);
-  const double single = single_device_step(whole, micro);
+  const Workload work = make_workload(o);
+  const double single = work.single_loss;
   Table table({"schedule", "p (processes)", "m", "v", "loss", "one device", "loss deviation",
                "bytes per message (rank 0)"});
   for (const std::string& name : o.schedules) {
     const Shape shape{o.stages, o.micro_batches, name == "interleaved" ? o.chunks : 1};
     const Schedule schedule = make_schedule(name, shape);
-    auto chunks = make_rank_models<float>(
-        config, o.batch, shape, even_boundaries(o.layers, shape.virtual_stages()), comm.rank(), 8);
-    const RankResult r = execute<float>(comm, schedule, chunks, micro);
+    auto chunks =
+        make_rank_models<float>(work.config, o.batch, shape,
+                                even_boundaries(o.layers, shape.virtual_stages()), comm.rank(), 8);
+    const RankResult r = execute<float>(comm, schedule, chunks, work.micro);
     const std::uint64_t per_message =
         r.traffic.messages_sent > 0 ? r.traffic.bytes_sent / r.traffic.messages_sent : 0;
     table.add_row({name, std::to_string(shape.stages), std::to_string(shape.micro_batches),

@@ -56,13 +56,10 @@ ScheduleRow measure(const StageOptions& o, const std::string& name, Trace* trace
   row.messages = shape.stages > 1 ? boundary_messages(shape) : 0;
   write_timeline(t, results_dir() + "/ch08_timeline_" + name + ".tsv");
 
-  train::Config config;
-  config.n_layer = o.layers, config.d_model = o.d_model, config.n_head = o.heads;
-  config.vocab_size = 12, config.context = 11;
-  const auto micro = random_micro_batches(config, o.micro_batches, o.batch, config.context, 8);
-  train::Model<float> whole(config, o.batch);
-  whole.init(8);
-  row.single_loss = single_device_step(whole, micro);
+  const Workload work = make_workload(o);
+  const train::Config& config = work.config;
+  const std::vector<train::Batch>& micro = work.micro;
+  row.single_loss = work.single_loss;
   const std::vector<int> cuts = even_boundaries(o.layers, shape.virtual_stages());
   ExecutionLog log;
   std::mutex mutex;
@@ -94,6 +91,17 @@ ScheduleRow measure(const StageOptions& o, const std::string& name, Trace* trace
 }
 
 }  // namespace
+
+Workload make_workload(const StageOptions& o) {
+  Workload work;
+  work.config.n_layer = o.layers, work.config.d_model = o.d_model, work.config.n_head = o.heads;
+  work.config.vocab_size = 12, work.config.context = 11;
+  work.micro = random_micro_batches(work.config, o.micro_batches, o.batch, work.config.context, 8);
+  train::Model<float> whole(work.config, o.batch);
+  whole.init(8);
+  work.single_loss = single_device_step(whole, work.micro);
+  return work;
+}
 
 double ScheduleRow::deviation() const {
   return std::fabs(loss - single_loss) / std::fabs(single_loss);
@@ -128,11 +136,12 @@ std::vector<ScheduleRow> run_schedules(const StageOptions& o) {
   const std::string base = results_dir() + "/ch08_pipeline";
   table.write_csv(base + ".csv");
   table.write_json(base + ".json");
-  std::cout << "\nwrote " << base << ".csv, .json, ch08_pipeline_<schedule>.json (Chrome traces) "
-            << "ch08_timeline_<schedule>.tsv (simulated) and ch08_executed_<schedule>.tsv (the real "
-               "run, ms); draw one with\n  gnuplot -e \"in='"
-            << results_dir() << "/ch08_timeline_1f1b.tsv'; out='timeline.svg'\" "
-            << "chapters/08_pipeline_parallel/timeline.gp\n";
+  std::cout
+      << "\nwrote " << base << ".csv, .json, ch08_pipeline_<schedule>.json (Chrome traces) "
+      << "ch08_timeline_<schedule>.tsv (simulated) and ch08_executed_<schedule>.tsv (the real "
+         "run, ms); draw one with\n  gnuplot -e \"in='"
+      << results_dir() << "/ch08_timeline_1f1b.tsv'; out='timeline.svg'\" "
+      << "chapters/08_pipeline_parallel/timeline.gp\n";
   return rows;
 }
 
