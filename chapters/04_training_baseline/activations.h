@@ -1,7 +1,7 @@
 /// @file
 /// The activations of one micro-batch: everything a model part's forward pass keeps for its
 /// backward pass, and the gradient of the residual stream. A model runs any number of these, so
-/// several micro-batches can be in flight at once (chapter 8's 1F1B keeps up to p of them):
+/// several micro-batches can be in flight at once (a pipeline schedule keeps several):
 /// forward A, forward B, backward B, backward A gives the gradients of A then B.
 #pragma once
 
@@ -57,7 +57,7 @@ class Activations {
   /// residual_grad(last) and sends residual_grad(first).
   T* residual_grad(int layer);
   /// What block `layer` (one of the part's blocks, first..last−1) kept in the forward pass: for
-  /// code that runs a block's backward in pieces (block_split.h, chapter 8's zero bubble).
+  /// code that runs a block's backward in pieces (zero-bubble pipeline schedules).
   /// Throws book::Error under full recomputation, which keeps no block's activations.
   BlockActivations<T>& block(int layer);
   /// Logits of the last head_forward, [B·T, V] (last part only; V: the slice's vocabulary rows).

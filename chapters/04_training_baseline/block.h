@@ -92,7 +92,7 @@ void block_forward(const Config& config, const TensorParallelSlice& slice, const
 /// slice's queries of all its heads, then keys, then values, as attention_forward reads them),
 /// writes att_out [rows, w] (head h in columns [h·head_size, (h+1)·head_size)). block_forward's is
 /// causal attention within the micro-batch; an inference engine's attends to K and V it keeps
-/// elsewhere (chapter 10's KV cache), so a row can be one new token of a long sequence.
+/// elsewhere (a KV cache), so a row can be one new token of a long sequence.
 template <typename T>
 using AttentionCore = std::function<void(const T* qkv, T* att_out)>;
 

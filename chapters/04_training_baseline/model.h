@@ -4,8 +4,8 @@
 /// one device is the part "all layers, slice 0 of 1"; a pipeline stage holds a range of layers,
 /// a tensor-parallel rank its slice of every block; each holds only its own parameters.
 ///
-/// The forward and backward passes are split at the residual stream so a pipeline stage
-/// (chapter 8) can run its range: embed_forward (first stage), layers_forward, head_forward (last
+/// The forward and backward passes are split at the residual stream so a pipeline stage can run
+/// its range: embed_forward (first stage), layers_forward, head_forward (last
 /// stage), and their backward twins in reverse. Each works on an Activations object, one per
 /// micro-batch in flight.
 #pragma once
@@ -32,9 +32,9 @@ namespace book::train {
 /// then the embeddings (the tied wte is final only after the embedding's backward, since the LM
 /// head also adds into it). On the whole model the ranges tile the flat buffer; on a stage they
 /// tile the stage's buffer (a last stage without the embeddings reports its copy of wte with the
-/// head's range: final for the stage, still to be summed with the first stage's). Chapter 5
-/// starts a bucket's all-reduce from it while the backward pass goes on; chapter 6
-/// reduce-scatters from it. Empty: no call.
+/// head's range: final for the stage, still to be summed with the first stage's). A
+/// data-parallel trainer starts sending a bucket of gradients from it while the backward pass
+/// goes on. Empty: no call.
 using GradientReadyHook = std::function<void(std::size_t begin, std::size_t end)>;
 
 /// GPT-2's initialisation from `seed` (see Model::init) of the part `layout` describes, into
@@ -61,12 +61,12 @@ struct ModelOptions {
   MemoryCategory gradient_category = MemoryCategory::kGradients;
   /// false: the model allocates neither its parameter nor its gradient buffer (params() and
   /// grads() are empty, init() and zero_grad() have nothing to work on) and every tensor points
-  /// nowhere until the caller points it at buffers it owns with Model::bind_range. Chapter 6's
-  /// ZeRO-3 holds 1/N of the parameters and gathers one layer at a time into such buffers.
+  /// nowhere until the caller points it at buffers it owns with Model::bind_range: for a trainer
+  /// that holds 1/N of the parameters and gathers one layer at a time into such buffers (ZeRO-3).
   bool own_parameters = true;
   /// Which activations the forward keeps (memory_seams.h): kNone keeps all (the default);
-  /// kSelective and kFull recompute in layers_backward. Whole sequences only: chapter 8's split
-  /// block backward (Activations::block) needs kNone.
+  /// kSelective and kFull recompute in layers_backward. Whole sequences only: the split block
+  /// backward (through Activations::block) needs kNone.
   Recomputation recompute = Recomputation::kNone;
   /// The blocks' attention core (memory_seams.h); null: chapter 4's attention_forward and
   /// attention_backward, which keep the probabilities. Not owned; must outlive the model.

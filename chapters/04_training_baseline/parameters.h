@@ -1,7 +1,7 @@
 /// @file
 /// All parameters in one flat buffer, all gradients in another with the same layout, and named
-/// views into both. Flat buffers are what the parallel chapters need: chapter 5 all-reduces
-/// gradients in buckets (contiguous ranges), chapter 6 shards the flat range across ranks.
+/// views into both. Flat buffers are what parallel training needs: gradients are sent in buckets
+/// (contiguous ranges), and a flat range is easy to shard across ranks.
 ///
 /// A layout describes the part of the model one rank holds (partition.h): the whole model, a
 /// pipeline stage's blocks, a tensor-parallel rank's slices, or both.

@@ -1,6 +1,6 @@
 /// @file
-/// Which part of the model a rank holds: a range of blocks (a pipeline stage, chapter 8) and a
-/// tensor-parallel slice of each block (chapter 7). The whole model on one device is the default
+/// Which part of the model a rank holds: a range of blocks (a pipeline stage) and a
+/// tensor-parallel slice of each block. The whole model on one device is the default
 /// part: every block, slice 0 of 1.
 #pragma once
 
@@ -17,8 +17,8 @@ namespace book::train {
 ///
 /// With `split_vocabulary` the token embedding, which is also the tied LM head, is split too:
 /// rank r holds rows [r·V/t, (r+1)·V/t) of wte (Megatron-LM's vocabulary-parallel embedding).
-/// Chapter 7's tp::ParallelModel runs such parts; chapter 4's Model refuses them, because its
-/// embedding and head read the whole vocabulary.
+/// A Model runs such a part through its tensor-parallel seam (tensor_parallelism.h), whose
+/// embedding and cross-entropy work on this rank's rows of the vocabulary.
 struct TensorParallelSlice {
   int rank = 0;                   ///< this rank's index in the tensor-parallel group
   int size = 1;                   ///< t, ranks in the group

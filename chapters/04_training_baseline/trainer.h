@@ -39,7 +39,7 @@ struct TrainOptions {
   DType precision = DType::kF32;    ///< storage of weights and gradients: f32, bf16 or f16
   LossScaler::Options scaler;       ///< dynamic loss scaling (used with FP16 only)
   std::uint64_t seed = 1234;        ///< initialisation and data order
-  /// Memory seams (memory_seams.h; chapter 9's remedies). Which activations the model keeps.
+  /// Memory seams (memory_seams.h: where a remedy plugs in). Which activations the model keeps.
   Recomputation recompute = Recomputation::kNone;
   /// The blocks' attention kernel; null: chapter 4's. Not owned; must outlive the trainer.
   const AttentionKernel<float>* attention = nullptr;
@@ -104,7 +104,7 @@ struct MemoryReport {
 };
 
 /// The model half of a checkpoint that Trainer::save wrote: what an inference engine needs
-/// (chapter 10 serves it), without the optimizer, the data stream or the loss scale.
+/// (one that serves it), without the optimizer, the data stream or the loss scale.
 struct ModelWeights {
   Config config;                  ///< the model's shape
   DType precision = DType::kF32;  ///< the precision the run trained in

@@ -21,7 +21,7 @@
 
 #include <span>
 
-#include "chapters/04_training_baseline/tensor_parallel_comm.h"
+#include "chapters/07_tensor_parallel/tensor_parallel_comm.h"
 
 namespace book::tp {
 
@@ -37,41 +37,38 @@ const char* sequence_parallel_name(SequenceParallel sequence_parallel);
 /// f, forward: the identity. Every rank already holds the whole input `x` of the column-parallel
 /// linear that follows; nothing moves (present so the code reads like the paper's figure).
 template <typename T>
-void f_forward(std::span<const T> x, train::TensorParallelComm<T>& comm);
+void f_forward(std::span<const T> x, TensorParallelComm<T>& comm);
 /// f, backward: all-reduce of the input gradient. Each rank's column-parallel linear produced
 /// the part of dL/dx that flows through its columns; the whole gradient is their sum.
 template <typename T>
-void f_backward(std::span<T> dx, train::TensorParallelComm<T>& comm);
+void f_backward(std::span<T> dx, TensorParallelComm<T>& comm);
 
 /// g, forward: all-reduce. A row-parallel linear's output on each rank is a partial sum over
 /// its rows; the layer's output is their sum, on every rank.
 template <typename T>
-void g_forward(std::span<T> y, train::TensorParallelComm<T>& comm);
+void g_forward(std::span<T> y, TensorParallelComm<T>& comm);
 /// g, backward: the identity. Every rank already holds the whole output gradient `dy`, which is
 /// what each partial sum's gradient is.
 template <typename T>
-void g_backward(std::span<const T> dy, train::TensorParallelComm<T>& comm);
+void g_backward(std::span<const T> dy, TensorParallelComm<T>& comm);
 
 /// gather, forward: all-gather along the tokens. `shard` is this rank's 1/t of the rows (rank
 /// order), `whole` receives every rank's, t · shard.size() elements.
 template <typename T>
-void gather_forward(std::span<const T> shard, std::span<T> whole,
-                    train::TensorParallelComm<T>& comm);
+void gather_forward(std::span<const T> shard, std::span<T> whole, TensorParallelComm<T>& comm);
 /// gather, backward: reduce-scatter. `d_whole` is this rank's partial gradient of all the rows
 /// (from its columns); `d_shard` receives the sum over ranks of its own rows.
 template <typename T>
-void gather_backward(std::span<const T> d_whole, std::span<T> d_shard,
-                     train::TensorParallelComm<T>& comm);
+void gather_backward(std::span<const T> d_whole, std::span<T> d_shard, TensorParallelComm<T>& comm);
 
 /// scatter, forward: reduce-scatter. `partial` holds this rank's partial sum over all the rows
 /// (a row-parallel linear's output); `shard` receives the sum over ranks of its own rows.
 template <typename T>
-void scatter_forward(std::span<const T> partial, std::span<T> shard,
-                     train::TensorParallelComm<T>& comm);
+void scatter_forward(std::span<const T> partial, std::span<T> shard, TensorParallelComm<T>& comm);
 /// scatter, backward: all-gather of the shards' gradients, so each rank has the gradient of
 /// every row of its partial sum.
 template <typename T>
 void scatter_backward(std::span<const T> d_shard, std::span<T> d_whole,
-                      train::TensorParallelComm<T>& comm);
+                      TensorParallelComm<T>& comm);
 
 }  // namespace book::tp

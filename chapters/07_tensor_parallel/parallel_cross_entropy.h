@@ -8,7 +8,7 @@
 /// O(rows · V).
 #pragma once
 
-#include "chapters/04_training_baseline/tensor_parallel_comm.h"
+#include "chapters/07_tensor_parallel/tensor_parallel_comm.h"
 
 namespace book::tp {
 
@@ -26,7 +26,7 @@ namespace book::tp {
 template <typename T>
 T parallel_cross_entropy_forward(const T* logits, const int* targets, int rows, int vocab_local,
                                  int vocab_begin, T* probs, T* scratch,
-                                 train::TensorParallelComm<T>& comm);
+                                 TensorParallelComm<T>& comm);
 
 /// Exercise tp.parallel_cross_entropy (backward): **writes** dlogits [rows, vocab_local] =
 /// scale · (probs − onehot(target)) / counted rows on this rank's columns (the one-hot is 1 only

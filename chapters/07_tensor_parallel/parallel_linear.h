@@ -9,8 +9,8 @@
 /// g or the scatter after a row layer (conjugate.h).
 #pragma once
 
-#include "chapters/04_training_baseline/tensor_parallel_comm.h"
 #include "chapters/07_tensor_parallel/conjugate.h"
+#include "chapters/07_tensor_parallel/tensor_parallel_comm.h"
 
 namespace book::tp {
 
@@ -50,7 +50,7 @@ void column_parallel_linear_forward(const LinearShard<T>& shard, const T* x, int
 template <typename T>
 void column_parallel_linear_backward(const LinearShard<T>& shard, const LinearShardGrad<T>& grad,
                                      const T* x, const T* dy, int rows, T* dx,
-                                     train::TensorParallelComm<T>& comm,
+                                     TensorParallelComm<T>& comm,
                                      SequenceParallel sequence_parallel);
 
 /// Exercise tp.row_parallel_linear (forward): x [rows, in] is this rank's columns of the
@@ -63,7 +63,7 @@ void column_parallel_linear_backward(const LinearShard<T>& shard, const LinearSh
 /// \exercise{tp.row_parallel_linear}
 template <typename T>
 void row_parallel_linear_forward(const LinearShard<T>& shard, const T* x, int rows, T* partial,
-                                 T* y, train::TensorParallelComm<T>& comm,
+                                 T* y, TensorParallelComm<T>& comm,
                                  SequenceParallel sequence_parallel);
 
 /// Exercise tp.row_parallel_linear (backward), given dy, the gradient of the forward's y: [rows,
@@ -78,7 +78,6 @@ void row_parallel_linear_forward(const LinearShard<T>& shard, const T* x, int ro
 template <typename T>
 void row_parallel_linear_backward(const LinearShard<T>& shard, const LinearShardGrad<T>& grad,
                                   const T* x, const T* dy, int rows, T* dy_whole, T* dx,
-                                  train::TensorParallelComm<T>& comm,
-                                  SequenceParallel sequence_parallel);
+                                  TensorParallelComm<T>& comm, SequenceParallel sequence_parallel);
 
 }  // namespace book::tp

@@ -8,7 +8,7 @@
 /// arithmetic.
 #pragma once
 
-#include "chapters/04_training_baseline/tensor_parallel_comm.h"
+#include "chapters/07_tensor_parallel/tensor_parallel_comm.h"
 
 namespace book::tp {
 
@@ -20,7 +20,7 @@ namespace book::tp {
 template <typename T>
 void sequence_parallel_norm_forward(const T* x_shard, const T* gain, const T* bias,
                                     int rows_per_rank, int channels, T* ln_shard, T* mean, T* rstd,
-                                    T* whole, train::TensorParallelComm<T>& comm);
+                                    T* whole, TensorParallelComm<T>& comm);
 
 /// Exercise tp.sequence_parallel_norm (backward): d_whole [t · rows_per_rank, C] is this rank's
 /// partial gradient of the forward's `whole` (its column-parallel linears' dx). The gather's
@@ -33,6 +33,6 @@ template <typename T>
 void sequence_parallel_norm_backward(const T* d_whole, const T* x_shard, const T* gain,
                                      const T* mean, const T* rstd, int rows_per_rank, int channels,
                                      T* d_shard, T* dx_shard, T* dgain, T* dbias,
-                                     train::TensorParallelComm<T>& comm);
+                                     TensorParallelComm<T>& comm);
 
 }  // namespace book::tp

@@ -1,6 +1,6 @@
 /// @file
 /// The bridge between the two earlier chapters: chapter 4's blocks talk through the small
-/// interface train::TensorParallelComm (all-reduce, reduce-scatter, all-gather), and chapter 3's
+/// interface TensorParallelComm (all-reduce, reduce-scatter, all-gather), and chapter 3's
 /// Communicator implements collectives on threads, MPI processes or NCCL. TensorParallelGroup is
 /// that interface over a Communicator — the tensor-parallel group of a ProcessGrid, say — and it
 /// counts what it was asked to do, so tests and the stage can hold the traffic of each layer
@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "chapters/03_collectives/communicator.h"
-#include "chapters/04_training_baseline/tensor_parallel_comm.h"
+#include "chapters/07_tensor_parallel/tensor_parallel_comm.h"
 
 namespace book::tp {
 
@@ -33,13 +33,13 @@ struct CollectiveCounts {
   CollectiveCounts since(const CollectiveCounts& earlier) const;
 };
 
-/// train::TensorParallelComm over one rank's chapter-3 Communicator (not owned; it must outlive
+/// TensorParallelComm over one rank's chapter-3 Communicator (not owned; it must outlive
 /// the group). Every collective runs `algorithm` (the ring by default, so the bytes each rank
 /// sends are the textbook 2(t−1)/t of an all-reduce and (t−1)/t of a reduce-scatter or an
 /// all-gather, which the Communicator's counters then show exactly). Like the Communicator, one
 /// thread at a time.
 template <typename T>
-class TensorParallelGroup final : public train::TensorParallelComm<T> {
+class TensorParallelGroup final : public TensorParallelComm<T> {
  public:
   /// The group of `comm`'s ranks. `algorithm` is kRing (default), kNaive, or kNative on MPI and
   /// NCCL (chapter 3 refuses it on threads); kTree, kRingFused and kAutomatic change only the
@@ -72,7 +72,7 @@ class TensorParallelGroup final : public train::TensorParallelComm<T> {
 /// A tensor-parallel group of one rank: every collective is a copy. What a model with t = 1 uses
 /// when it is given no group, so one code path serves the one-device run.
 template <typename T>
-class LocalGroup final : public train::TensorParallelComm<T> {
+class LocalGroup final : public TensorParallelComm<T> {
  public:
   int rank() const override { return 0; }  ///< always 0
   int size() const override { return 1; }  ///< always 1

@@ -44,7 +44,7 @@ int held_tokens(int tokens, int ranks, SequenceParallel sequence_parallel) {
 
 template <typename T>
 TensorParallelSeam<T>::TensorParallelSeam(const train::Config& config, int max_batch,
-                                          train::TensorParallelComm<T>* comm,
+                                          TensorParallelComm<T>* comm,
                                           SequenceParallel sequence_parallel,
                                           MemoryTracker* tracker)
     : sequence_parallel_(sequence_parallel),

@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "chapters/04_training_baseline/model.h"
-#include "chapters/04_training_baseline/tensor_parallel_comm.h"
 #include "chapters/04_training_baseline/tensor_parallelism.h"
 #include "chapters/07_tensor_parallel/conjugate.h"
+#include "chapters/07_tensor_parallel/tensor_parallel_comm.h"
 #include "chapters/07_tensor_parallel/tensor_parallel_group.h"
 #include "common/memory.h"
 
@@ -44,7 +44,7 @@ class TensorParallelSeam final : public train::TensorParallelism<T> {
   /// The seam of `comm`'s rank (null: a group of one) for `config`'s micro-batches of up to
   /// `max_batch` sequences. Allocations report to `tracker` (may be null). Throws book::Error if
   /// max_batch < 1.
-  TensorParallelSeam(const train::Config& config, int max_batch, train::TensorParallelComm<T>* comm,
+  TensorParallelSeam(const train::Config& config, int max_batch, TensorParallelComm<T>* comm,
                      SequenceParallel sequence_parallel, MemoryTracker* tracker = nullptr);
 
   int rank() const override { return comm_->rank(); }  ///< the group's rank
@@ -93,7 +93,7 @@ class TensorParallelSeam final : public train::TensorParallelism<T> {
   void finish_gradients(const train::ParameterLayout& layout, std::span<T> grads) override;
 
   SequenceParallel sequence_parallel() const { return sequence_parallel_; }  ///< on or off
-  train::TensorParallelComm<T>& comm() { return *comm_; }                    ///< the group
+  TensorParallelComm<T>& comm() { return *comm_; }                           ///< the group
   /// Bytes of the scratch.
   std::size_t bytes() const;
 
@@ -102,7 +102,7 @@ class TensorParallelSeam final : public train::TensorParallelism<T> {
 
   SequenceParallel sequence_parallel_;
   LocalGroup<T> local_;
-  train::TensorParallelComm<T>* comm_;
+  TensorParallelComm<T>* comm_;
   MemoryTracker* tracker_;
   TrackedBuffer<T> whole_, partial_, dy_whole_, d_shard_, cross_entropy_scratch_;
   TrackedBuffer<T> token_sharded_grads_;

@@ -12,7 +12,7 @@ namespace book::tp {
 template <typename T>
 void vocab_parallel_embedding_forward(const int* tokens, int batch, int seq_len,
                                       const VocabularyShard<T>& shard, const T* wpe, int channels,
-                                      T* partial, T* out, train::TensorParallelComm<T>& comm,
+                                      T* partial, T* out, TensorParallelComm<T>& comm,
                                       SequenceParallel sequence_parallel) {
   const std::size_t n = static_cast<std::size_t>(batch) * seq_len, c = channels;
   // An id outside the vocabulary is on no rank: every rank would add zeros for it, silently.
@@ -49,7 +49,7 @@ template <typename T>
 void vocab_parallel_embedding_backward(const int* tokens, int batch, int seq_len,
                                        const VocabularyShard<T>& shard, const T* d_out,
                                        int channels, T* d_whole, T* dwte, T* dwpe,
-                                       train::TensorParallelComm<T>& comm,
+                                       TensorParallelComm<T>& comm,
                                        SequenceParallel sequence_parallel) {
   const std::size_t n = static_cast<std::size_t>(batch) * seq_len, c = channels;
   const T* d = d_out;
@@ -70,13 +70,13 @@ void vocab_parallel_embedding_backward(const int* tokens, int batch, int seq_len
   }
 }
 
-#define BOOK_TP_VOCAB(T)                                                          \
-  template void vocab_parallel_embedding_forward<T>(                              \
-      const int*, int, int, const VocabularyShard<T>&, const T*, int, T*, T*,     \
-      train::TensorParallelComm<T>&, SequenceParallel);                           \
-  template void vocab_parallel_embedding_backward<T>(                             \
-      const int*, int, int, const VocabularyShard<T>&, const T*, int, T*, T*, T*, \
-      train::TensorParallelComm<T>&, SequenceParallel);
+#define BOOK_TP_VOCAB(T)                                                                           \
+  template void vocab_parallel_embedding_forward<T>(const int*, int, int,                          \
+                                                    const VocabularyShard<T>&, const T*, int, T*,  \
+                                                    T*, TensorParallelComm<T>&, SequenceParallel); \
+  template void vocab_parallel_embedding_backward<T>(                                              \
+      const int*, int, int, const VocabularyShard<T>&, const T*, int, T*, T*, T*,                  \
+      TensorParallelComm<T>&, SequenceParallel);
 
 BOOK_TP_VOCAB(float)
 BOOK_TP_VOCAB(double)

@@ -12,8 +12,8 @@
 ///   consumes without gathering (parallel_cross_entropy.h).
 #pragma once
 
-#include "chapters/04_training_baseline/tensor_parallel_comm.h"
 #include "chapters/07_tensor_parallel/conjugate.h"
+#include "chapters/07_tensor_parallel/tensor_parallel_comm.h"
 
 namespace book::tp {
 
@@ -32,7 +32,7 @@ struct VocabularyShard {
 template <typename T>
 void vocab_parallel_embedding_forward(const int* tokens, int batch, int seq_len,
                                       const VocabularyShard<T>& shard, const T* wpe, int channels,
-                                      T* partial, T* out, train::TensorParallelComm<T>& comm,
+                                      T* partial, T* out, TensorParallelComm<T>& comm,
                                       SequenceParallel sequence_parallel);
 
 /// Adds the gradients of the last forward's out, d_out (held tokens × C), into dwte (this rank's
@@ -42,7 +42,7 @@ template <typename T>
 void vocab_parallel_embedding_backward(const int* tokens, int batch, int seq_len,
                                        const VocabularyShard<T>& shard, const T* d_out,
                                        int channels, T* d_whole, T* dwte, T* dwpe,
-                                       train::TensorParallelComm<T>& comm,
+                                       TensorParallelComm<T>& comm,
                                        SequenceParallel sequence_parallel);
 
 }  // namespace book::tp

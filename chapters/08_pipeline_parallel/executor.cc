@@ -5,9 +5,9 @@
 #include <chrono>
 #include <map>
 
-#include "chapters/04_training_baseline/block_split.h"
 #include "chapters/04_training_baseline/parameters.h"
 #include "chapters/04_training_baseline/step.h"
+#include "chapters/08_pipeline_parallel/block_split.h"
 #include "chapters/08_pipeline_parallel/three_d.h"
 #include "common/check.h"
 #include "common/rng.h"
@@ -131,7 +131,7 @@ RankResult execute(coll::Communicator& comm, const Schedule& schedule,
   if (schedule.split_backward)
     workspace = std::make_unique<train::BlockWorkspace<T>>(config, train::TensorParallelSlice{},
                                                            max_batch, config.context);
-  std::map<std::pair<int, int>, std::vector<train::WeightGradientInputs<T>>> kept;
+  std::map<std::pair<int, int>, std::vector<WeightGradientInputs<T>>> kept;
   std::vector<T> losses(m, T(0));
   RankResult result;
 
@@ -189,19 +189,19 @@ RankResult execute(coll::Communicator& comm, const Schedule& schedule,
           auto& keep = kept[{a.micro_batch, a.chunk}];
           for (int l = last - 1; l >= first; --l) {
             keep.emplace_back(config, train::TensorParallelSlice{}, max_batch, config.context);
-            train::block_backward_input(
-                config, {}, params[a.chunk].blocks[l - first], grads[a.chunk].blocks[l - first],
-                batch.batch, batch.seq_len, acts->residual(l), acts->residual_grad(l + 1),
-                acts->residual_grad(l), acts->block(l), *workspace, keep.back());
+            block_backward_input(config, {}, params[a.chunk].blocks[l - first],
+                                 grads[a.chunk].blocks[l - first], batch.batch, batch.seq_len,
+                                 acts->residual(l), acts->residual_grad(l + 1),
+                                 acts->residual_grad(l), acts->block(l), *workspace, keep.back());
           }
         }
         if (vs == 0) model.embed_backward(*acts);
       } else {  // W: the weight gradients of the blocks, from what B kept
         const auto& keep = kept.at({a.micro_batch, a.chunk});
         for (int l = last - 1; l >= first; --l)
-          train::block_backward_weight(config, {}, params[a.chunk].blocks[l - first],
-                                       grads[a.chunk].blocks[l - first], batch.batch, batch.seq_len,
-                                       acts->block(l), keep[last - 1 - l]);
+          block_backward_weight(config, {}, params[a.chunk].blocks[l - first],
+                                grads[a.chunk].blocks[l - first], batch.batch, batch.seq_len,
+                                acts->block(l), keep[last - 1 - l]);
       }
     }
     if (options.log) {
@@ -296,7 +296,7 @@ std::vector<train::Batch> random_micro_batches(const train::Config& config, int 
 #define BOOK_PP_INSTANTIATE(T)                                                                \
   template std::vector<std::unique_ptr<train::Model<T>>> make_rank_models<T>(                 \
       const train::Config&, int, const Shape&, const std::vector<int>&, int, std::uint64_t,   \
-      const train::TensorParallelSlice&, train::TensorParallelism<T>*);                      \
+      const train::TensorParallelSlice&, train::TensorParallelism<T>*);                       \
   template RankResult execute<T>(coll::Communicator&, const Schedule&,                        \
                                  std::span<const std::unique_ptr<train::Model<T>>>,           \
                                  std::span<const train::Batch>, const ExecuteOptions&);       \

@@ -4,7 +4,7 @@
 /// each stage boundary forward and their gradients backward as send/recv of b·s·h elements; the
 /// tied embedding's two gradients (first stage's and last stage's) are summed at the end.
 ///
-/// In a split-backward schedule (ZB-H1), B runs chapter 4's block_backward_input on each block
+/// In a split-backward schedule (ZB-H1), B runs block_backward_input (block_split.h) on each block
 /// (the input gradient, and the LayerNorms' small parameter gradients) and keeps the four
 /// weight matrices' output gradients; W runs block_backward_weight (block_split.h) on them and
 /// releases the micro-batch. The head's and the embedding's backward run whole, in B.

@@ -15,7 +15,7 @@ namespace book::tp {
 template <typename T>
 T parallel_cross_entropy_forward(const T* logits, const int* targets, int rows, int vocab_local,
                                  int vocab_begin, T* probs, T* scratch,
-                                 train::TensorParallelComm<T>& comm) {
+                                 TensorParallelComm<T>& comm) {
   (void)logits, (void)targets, (void)rows, (void)vocab_local, (void)vocab_begin, (void)probs;
   (void)scratch, (void)comm;
   BOOK_NOT_IMPLEMENTED(
@@ -35,7 +35,7 @@ void parallel_cross_entropy_backward(const T* probs, const int* targets, int row
 
 #define BOOK_TP_CROSS_ENTROPY(T)                                                            \
   template T parallel_cross_entropy_forward<T>(const T*, const int*, int, int, int, T*, T*, \
-                                               train::TensorParallelComm<T>&);              \
+                                               TensorParallelComm<T>&);                     \
   template void parallel_cross_entropy_backward<T>(const T*, const int*, int, int, int, T, T*);
 
 BOOK_TP_CROSS_ENTROPY(float)

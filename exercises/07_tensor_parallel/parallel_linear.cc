@@ -27,7 +27,7 @@ void column_parallel_linear_forward(const LinearShard<T>& shard, const T* x, int
 template <typename T>
 void column_parallel_linear_backward(const LinearShard<T>& shard, const LinearShardGrad<T>& grad,
                                      const T* x, const T* dy, int rows, T* dx,
-                                     train::TensorParallelComm<T>& comm,
+                                     TensorParallelComm<T>& comm,
                                      SequenceParallel sequence_parallel) {
   (void)shard, (void)grad, (void)x, (void)dy, (void)rows, (void)dx, (void)comm;
   (void)sequence_parallel;
@@ -37,7 +37,7 @@ void column_parallel_linear_backward(const LinearShard<T>& shard, const LinearSh
 
 template <typename T>
 void row_parallel_linear_forward(const LinearShard<T>& shard, const T* x, int rows, T* partial,
-                                 T* y, train::TensorParallelComm<T>& comm,
+                                 T* y, TensorParallelComm<T>& comm,
                                  SequenceParallel sequence_parallel) {
   (void)shard, (void)x, (void)rows, (void)partial, (void)y, (void)comm, (void)sequence_parallel;
   BOOK_NOT_IMPLEMENTED("tp.row_parallel_linear", "exercises/07_tensor_parallel/parallel_linear.cc",
@@ -47,8 +47,7 @@ void row_parallel_linear_forward(const LinearShard<T>& shard, const T* x, int ro
 template <typename T>
 void row_parallel_linear_backward(const LinearShard<T>& shard, const LinearShardGrad<T>& grad,
                                   const T* x, const T* dy, int rows, T* dy_whole, T* dx,
-                                  train::TensorParallelComm<T>& comm,
-                                  SequenceParallel sequence_parallel) {
+                                  TensorParallelComm<T>& comm, SequenceParallel sequence_parallel) {
   (void)shard, (void)grad, (void)x, (void)dy, (void)rows, (void)dy_whole, (void)dx, (void)comm;
   (void)sequence_parallel;
   BOOK_NOT_IMPLEMENTED("tp.row_parallel_linear", "exercises/07_tensor_parallel/parallel_linear.cc",
@@ -60,12 +59,12 @@ void row_parallel_linear_backward(const LinearShard<T>& shard, const LinearShard
   template void column_parallel_linear_forward<T>(const LinearShard<T>&, const T*, int, T*);      \
   template void column_parallel_linear_backward<T>(                                               \
       const LinearShard<T>&, const LinearShardGrad<T>&, const T*, const T*, int, T*,              \
-      train::TensorParallelComm<T>&, SequenceParallel);                                           \
+      TensorParallelComm<T>&, SequenceParallel);                                                  \
   template void row_parallel_linear_forward<T>(const LinearShard<T>&, const T*, int, T*, T*,      \
-                                               train::TensorParallelComm<T>&, SequenceParallel);  \
+                                               TensorParallelComm<T>&, SequenceParallel);         \
   template void row_parallel_linear_backward<T>(const LinearShard<T>&, const LinearShardGrad<T>&, \
                                                 const T*, const T*, int, T*, T*,                  \
-                                                train::TensorParallelComm<T>&, SequenceParallel);
+                                                TensorParallelComm<T>&, SequenceParallel);
 
 BOOK_TP_LINEAR(float)
 BOOK_TP_LINEAR(double)

@@ -11,7 +11,7 @@ namespace book::tp {
 template <typename T>
 void sequence_parallel_norm_forward(const T* x_shard, const T* gain, const T* bias,
                                     int rows_per_rank, int channels, T* ln_shard, T* mean, T* rstd,
-                                    T* whole, train::TensorParallelComm<T>& comm) {
+                                    T* whole, TensorParallelComm<T>& comm) {
   (void)x_shard, (void)gain, (void)bias, (void)rows_per_rank, (void)channels, (void)ln_shard;
   (void)mean, (void)rstd, (void)whole, (void)comm;
   BOOK_NOT_IMPLEMENTED("tp.sequence_parallel_norm",
@@ -23,7 +23,7 @@ template <typename T>
 void sequence_parallel_norm_backward(const T* d_whole, const T* x_shard, const T* gain,
                                      const T* mean, const T* rstd, int rows_per_rank, int channels,
                                      T* d_shard, T* dx_shard, T* dgain, T* dbias,
-                                     train::TensorParallelComm<T>& comm) {
+                                     TensorParallelComm<T>& comm) {
   (void)d_whole, (void)x_shard, (void)gain, (void)mean, (void)rstd, (void)rows_per_rank;
   (void)channels, (void)d_shard, (void)dx_shard, (void)dgain, (void)dbias, (void)comm;
   BOOK_NOT_IMPLEMENTED("tp.sequence_parallel_norm",
@@ -33,10 +33,10 @@ void sequence_parallel_norm_backward(const T* d_whole, const T* x_shard, const T
 
 #define BOOK_TP_SP_NORM(T)                                                                        \
   template void sequence_parallel_norm_forward<T>(const T*, const T*, const T*, int, int, T*, T*, \
-                                                  T*, T*, train::TensorParallelComm<T>&);         \
+                                                  T*, T*, TensorParallelComm<T>&);                \
   template void sequence_parallel_norm_backward<T>(const T*, const T*, const T*, const T*,        \
                                                    const T*, int, int, T*, T*, T*, T*,            \
-                                                   train::TensorParallelComm<T>&);
+                                                   TensorParallelComm<T>&);
 
 BOOK_TP_SP_NORM(float)
 BOOK_TP_SP_NORM(double)

@@ -14,7 +14,7 @@ namespace book::tp {
 template <typename T>
 T parallel_cross_entropy_forward(const T* logits, const int* targets, int rows, int vocab_local,
                                  int vocab_begin, T* probs, T* scratch,
-                                 train::TensorParallelComm<T>& comm) {
+                                 TensorParallelComm<T>& comm) {
   const std::size_t n = static_cast<std::size_t>(rows), t = static_cast<std::size_t>(comm.size());
   T* local_max = scratch;         // [rows]
   T* all_max = scratch + n;       // [t, rows]: every rank's row maxima
@@ -77,7 +77,7 @@ void parallel_cross_entropy_backward(const T* probs, const int* targets, int row
 
 #define BOOK_TP_CROSS_ENTROPY(T)                                                            \
   template T parallel_cross_entropy_forward<T>(const T*, const int*, int, int, int, T*, T*, \
-                                               train::TensorParallelComm<T>&);              \
+                                               TensorParallelComm<T>&);                     \
   template void parallel_cross_entropy_backward<T>(const T*, const int*, int, int, int, T, T*);
 
 BOOK_TP_CROSS_ENTROPY(float)

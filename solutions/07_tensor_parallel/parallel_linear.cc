@@ -17,7 +17,7 @@ void column_parallel_linear_forward(const LinearShard<T>& shard, const T* x, int
 template <typename T>
 void column_parallel_linear_backward(const LinearShard<T>& shard, const LinearShardGrad<T>& grad,
                                      const T* x, const T* dy, int rows, T* dx,
-                                     train::TensorParallelComm<T>& comm,
+                                     TensorParallelComm<T>& comm,
                                      SequenceParallel sequence_parallel) {
   const std::span<T> d_input(dx, static_cast<std::size_t>(rows) * shard.in);
   std::fill(d_input.begin(), d_input.end(), T(0));
@@ -31,7 +31,7 @@ void column_parallel_linear_backward(const LinearShard<T>& shard, const LinearSh
 //! [row_parallel_linear]
 template <typename T>
 void row_parallel_linear_forward(const LinearShard<T>& shard, const T* x, int rows, T* partial,
-                                 T* y, train::TensorParallelComm<T>& comm,
+                                 T* y, TensorParallelComm<T>& comm,
                                  SequenceParallel sequence_parallel) {
   const std::size_t whole = static_cast<std::size_t>(rows) * shard.out;
   train::linear_forward(x, rows, shard.in, shard.w, shard.out, static_cast<const T*>(nullptr),
@@ -55,8 +55,7 @@ void row_parallel_linear_forward(const LinearShard<T>& shard, const T* x, int ro
 template <typename T>
 void row_parallel_linear_backward(const LinearShard<T>& shard, const LinearShardGrad<T>& grad,
                                   const T* x, const T* dy, int rows, T* dy_whole, T* dx,
-                                  train::TensorParallelComm<T>& comm,
-                                  SequenceParallel sequence_parallel) {
+                                  TensorParallelComm<T>& comm, SequenceParallel sequence_parallel) {
   const std::size_t whole = static_cast<std::size_t>(rows) * shard.out;
   const T* d_output = dy;  // off: g's backward is the identity
   int rows_here = rows;
@@ -83,12 +82,12 @@ void row_parallel_linear_backward(const LinearShard<T>& shard, const LinearShard
   template void column_parallel_linear_forward<T>(const LinearShard<T>&, const T*, int, T*);      \
   template void column_parallel_linear_backward<T>(                                               \
       const LinearShard<T>&, const LinearShardGrad<T>&, const T*, const T*, int, T*,              \
-      train::TensorParallelComm<T>&, SequenceParallel);                                           \
+      TensorParallelComm<T>&, SequenceParallel);                                                  \
   template void row_parallel_linear_forward<T>(const LinearShard<T>&, const T*, int, T*, T*,      \
-                                               train::TensorParallelComm<T>&, SequenceParallel);  \
+                                               TensorParallelComm<T>&, SequenceParallel);         \
   template void row_parallel_linear_backward<T>(const LinearShard<T>&, const LinearShardGrad<T>&, \
                                                 const T*, const T*, int, T*, T*,                  \
-                                                train::TensorParallelComm<T>&, SequenceParallel);
+                                                TensorParallelComm<T>&, SequenceParallel);
 
 BOOK_TP_LINEAR(float)
 BOOK_TP_LINEAR(double)

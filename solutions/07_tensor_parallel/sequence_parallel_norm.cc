@@ -12,7 +12,7 @@ namespace book::tp {
 template <typename T>
 void sequence_parallel_norm_forward(const T* x_shard, const T* gain, const T* bias,
                                     int rows_per_rank, int channels, T* ln_shard, T* mean, T* rstd,
-                                    T* whole, train::TensorParallelComm<T>& comm) {
+                                    T* whole, TensorParallelComm<T>& comm) {
   const std::size_t shard = static_cast<std::size_t>(rows_per_rank) * channels;
   train::layernorm_forward(x_shard, gain, bias, rows_per_rank, channels, ln_shard, mean, rstd);
   gather_forward(std::span<const T>(ln_shard, shard),
@@ -23,7 +23,7 @@ template <typename T>
 void sequence_parallel_norm_backward(const T* d_whole, const T* x_shard, const T* gain,
                                      const T* mean, const T* rstd, int rows_per_rank, int channels,
                                      T* d_shard, T* dx_shard, T* dgain, T* dbias,
-                                     train::TensorParallelComm<T>& comm) {
+                                     TensorParallelComm<T>& comm) {
   const std::size_t shard = static_cast<std::size_t>(rows_per_rank) * channels;
   gather_backward(std::span<const T>(d_whole, shard * static_cast<std::size_t>(comm.size())),
                   std::span<T>(d_shard, shard), comm);
@@ -34,10 +34,10 @@ void sequence_parallel_norm_backward(const T* d_whole, const T* x_shard, const T
 
 #define BOOK_TP_SP_NORM(T)                                                                        \
   template void sequence_parallel_norm_forward<T>(const T*, const T*, const T*, int, int, T*, T*, \
-                                                  T*, T*, train::TensorParallelComm<T>&);         \
+                                                  T*, T*, TensorParallelComm<T>&);                \
   template void sequence_parallel_norm_backward<T>(const T*, const T*, const T*, const T*,        \
                                                    const T*, int, int, T*, T*, T*, T*,            \
-                                                   train::TensorParallelComm<T>&);
+                                                   TensorParallelComm<T>&);
 
 BOOK_TP_SP_NORM(float)
 BOOK_TP_SP_NORM(double)

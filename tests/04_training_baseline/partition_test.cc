@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "chapters/04_training_baseline/block_split.h"
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/04_training_baseline/parameter_copy.h"
 #include "common/testing/expect_error.h"
@@ -238,15 +237,6 @@ TEST(Block, RefusesBuffersAndGroupsOfAnotherShape) {
   expect_error(
       [&] { block_forward(c, {}, w.blocks[0], 2, 5, x.data(), y.data(), room, workspace, &seam); },
       "the seam is rank 1 of 2 but the slice is rank 0 of 1");
-  // The split backward (block_split.h) runs whole blocks only.
-  WeightGradientInputs<double> keep(c, {0, 2}, 2, 5);
-  std::vector<double> dx(x.size());
-  expect_error(
-      [&] {
-        block_backward_input(c, {0, 2}, w.blocks[0], w.blocks[0], 2, 5, x.data(), x.data(),
-                             dx.data(), half_acts, workspace, keep);
-      },
-      "the split backward runs whole blocks (slice 0 of 1); this is tensor-parallel slice 0 of 2");
   expect_error([&] { BlockActivations<double>(c, {}, 0, 5); }, "room for 0 × 5 rows");
 }
 

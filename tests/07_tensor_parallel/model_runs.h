@@ -41,8 +41,7 @@ struct TensorParallelRank {
   /// The rank's seam and model.
   TensorParallelRank(const train::Config& config, int max_batch, train::ModelPart part = {},
                      SequenceParallel sp = SequenceParallel::kOff,
-                     train::TensorParallelComm<double>* comm = nullptr,
-                     MemoryTracker* tracker = nullptr)
+                     TensorParallelComm<double>* comm = nullptr, MemoryTracker* tracker = nullptr)
       : seam(config, max_batch, comm, sp, tracker),
         model(config, max_batch, tensor_parallel_options(part, seam, tracker)) {}
   TensorParallelSeam<double> seam;  ///< what the model's passes do on this rank

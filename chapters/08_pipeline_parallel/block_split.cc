@@ -1,13 +1,17 @@
 // A block's backward pass as B (input gradient) and W (weight gradients): block_backward's
 // products, in its order, with the weight-gradient products moved to a second call.
-#include "chapters/04_training_baseline/block_split.h"
+#include "chapters/08_pipeline_parallel/block_split.h"
 
 #include <algorithm>
 
 #include "chapters/04_training_baseline/layers.h"
 #include "common/check.h"
 
-namespace book::train {
+namespace book::pp {
+
+// Chapter 4's block and layers, split: the same functions on the same buffers.
+using namespace book::train;
+
 namespace {
 
 struct Widths {
@@ -137,4 +141,4 @@ template struct WeightGradientInputs<double>;
 BOOK_BLOCK_SPLIT_INSTANTIATE(float)
 BOOK_BLOCK_SPLIT_INSTANTIATE(double)
 
-}  // namespace book::train
+}  // namespace book::pp

@@ -1,17 +1,18 @@
 /// @file
-/// The collectives a tensor-parallel group needs, as a small interface: chapter 4 knows nothing
-/// of chapter 3's Communicator, and chapter 7 implements this with it (threads, MPI or NCCL).
+/// The collectives a tensor-parallel group needs, as a small interface the exercises are written
+/// against: TensorParallelGroup (tensor_parallel_group.h) implements it with chapter 3's
+/// Communicator (threads, MPI or NCCL) and counts what each call moves.
 ///
-/// Chapter 4's blocks call only all_reduce: twice in a block's forward pass (after the attention
-/// and MLP output projections) and twice in its backward pass (the gradients of the two
-/// LayerNorm outputs), each of batch · seq_len · d_model elements. Sequence parallelism
-/// (chapter 7) replaces each all-reduce with a reduce-scatter and an all-gather along the
-/// sequence, so the interface has those too.
+/// Without sequence parallelism a block needs only all_reduce: twice in its forward pass (after
+/// the attention and MLP output projections) and twice in its backward pass (the gradients of the
+/// two LayerNorm outputs), each of batch · seq_len · d_model elements. Sequence parallelism
+/// replaces each all-reduce with a reduce-scatter and an all-gather along the sequence, so the
+/// interface has those too.
 #pragma once
 
 #include <cstddef>
 
-namespace book::train {
+namespace book::tp {
 
 /// One rank's handle on its tensor-parallel group. Every rank of the group calls each collective
 /// in the same order with the same counts. T is float (training) or double (tests).
@@ -33,4 +34,4 @@ class TensorParallelComm {
   virtual void all_gather(const T* in, T* out, std::size_t count_per_rank) = 0;
 };
 
-}  // namespace book::train
+}  // namespace book::tp

@@ -7,14 +7,16 @@
 
 #include <gtest/gtest.h>
 
-#include "chapters/04_training_baseline/block_split.h"
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/04_training_baseline/parameters.h"
+#include "chapters/08_pipeline_parallel/block_split.h"
 #include "common/rng.h"
 #include "common/testing/expect_error.h"
 
-namespace book::train {
+namespace book::pp {
 namespace {
+
+using namespace book::train;
 
 struct MicroBatch {
   std::vector<int> tokens, targets;
@@ -77,10 +79,23 @@ void check_split_equals_whole() {
                               acts[0]->block(0), small);
       },
       {"block_backward_weight", "2 × 5 rows do not fit", "(2 rows)"});
+
+  // The split runs whole blocks only: a tensor-parallel slice's B would need the seam's
+  // collectives between its pieces.
+  BlockActivations<T> half(config, {0, 2}, batch, seq_len);
+  WeightGradientInputs<T> half_keep(config, {0, 2}, batch, seq_len);
+  std::vector<T> x(static_cast<std::size_t>(batch) * seq_len * config.d_model, T(0.5));
+  std::vector<T> dx(x.size());
+  testing::expect_error(
+      [&] {
+        block_backward_input(config, {0, 2}, p.blocks[0], g.blocks[0], batch, seq_len, x.data(),
+                             x.data(), dx.data(), half, ws, half_keep);
+      },
+      "the split backward runs whole blocks (slice 0 of 1); this is tensor-parallel slice 0 of 2");
 }
 
 TEST(BlockSplit, InputThenWeightEqualsBlockBackwardFloat) { check_split_equals_whole<float>(); }
 TEST(BlockSplit, InputThenWeightEqualsBlockBackwardDouble) { check_split_equals_whole<double>(); }
 
 }  // namespace
-}  // namespace book::train
+}  // namespace book::pp
