@@ -1,0 +1,35 @@
+/// @file
+/// The `production` stage in named steps (production.cc calls them in order): the A/B experiment
+/// that proves an optimisation (section "The experiment"), the supervisor that survives failures
+/// (section "Surviving failures"), and the report a lead wants for every run (section "The
+/// report"). Each section prints its tables, writes results/ch15_*.csv/json and pictures, and with
+/// --tour its tour lines.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "chapters/15_production_training/report.h"
+#include "common/flags.h"
+
+namespace book::prod::stage {
+
+/// The stage's command line: one part per section.
+struct StageOptions {
+  bool tour = false;  ///< the tour's short run (fewer steps, fewer repetitions)
+};
+
+/// Parses the command line; `--tour` shortens what it does not set. Throws book::UsageError for a
+/// bad command line (book::HelpRequested for --help).
+StageOptions parse_stage_options(int argc, const char* const* argv);
+
+/// The FP32 peak that `ranks` ranks reach together, GFLOP/s: chapter 1's FMA measurement on
+/// `ranks` threads at once (ranks that share a core share its peak). The MFU denominator.
+double ranks_peak_gflops(int ranks);
+
+/// "The report": every run of the stage side by side in the four layers (business:
+/// time-to-converge; throughput: tokens/s and per rank; system: MFU/HFU; stability: restarts,
+/// uptime, goodput), printed and written to results/ch15_report.csv/json.
+void report_section(const StageOptions& options, const std::vector<RunReport>& runs);
+
+}  // namespace book::prod::stage
