@@ -18,6 +18,8 @@ int body(int argc, char** argv) {
   const StageOptions options = parse_stage_options(argc, argv);
   book::print_machine_load();
   std::vector<RunReport> runs;
+  const ExperimentSection experiment = run_experiment_section(options);
+  runs.insert(runs.end(), experiment.reports.begin(), experiment.reports.end());
   if (!runs.empty()) report_section(options, runs);
   return 0;
 }

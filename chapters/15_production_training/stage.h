@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "chapters/15_production_training/experiment.h"
 #include "chapters/15_production_training/report.h"
 #include "common/flags.h"
 
@@ -17,6 +18,7 @@ namespace book::prod::stage {
 /// The stage's command line: one part per section.
 struct StageOptions {
   bool tour = false;  ///< the tour's short run (fewer steps, fewer repetitions)
+  ExperimentOptions experiment;  ///< section "The experiment" (experiment.h)
 };
 
 /// Parses the command line; `--tour` shortens what it does not set. Throws book::UsageError for a
@@ -26,6 +28,18 @@ StageOptions parse_stage_options(int argc, const char* const* argv);
 /// The FP32 peak that `ranks` ranks reach together, GFLOP/s: chapter 1's FMA measurement on
 /// `ranks` threads at once (ranks that share a core share its peak). The MFU denominator.
 double ranks_peak_gflops(int ranks);
+
+/// What "The experiment" hands to the report: every judged arm's log and report.
+struct ExperimentSection {
+  std::vector<RunLog> logs;        ///< each pair's baseline and candidate, in order
+  std::vector<RunReport> reports;  ///< summarize() of each
+};
+
+/// "The experiment": each baseline/candidate pair judged in order (the loss at fixed steps and
+/// compare_losses' verdict, then tokens/s of interleaved repetitions, then the bottleneck of
+/// both), time-to-converge, the broken candidates rejected; results/ch15_experiment.csv/json and
+/// results/ch15_loss_curves.png; with --tour its tour lines.
+ExperimentSection run_experiment_section(const StageOptions& options);
 
 /// "The report": every run of the stage side by side in the four layers (business:
 /// time-to-converge; throughput: tokens/s and per rank; system: MFU/HFU; stability: restarts,
