@@ -140,9 +140,10 @@ struct ProfileCheck {
   ddp::Diagnosis candidate;    ///< the candidate's (when it has spans)
   bool has_baseline = false;   ///< the baseline has spans
   bool has_candidate = false;  ///< the candidate has spans
-  /// Moved: the bottleneck changed kind, or the baseline's kind takes a smaller share of the
-  /// candidate's step (its exposed communication, loading or compute fell). True when not
-  /// measured (no evidence against).
+  /// The profile agrees with the claim: the baseline was compute-bound (the step is the model's
+  /// own work, nothing for a systems change to remove: the speed check judges it), or the
+  /// baseline's bottleneck is gone (another kind) or takes at least 5 points less of the
+  /// candidate's step. True when not measured (no evidence against).
   bool moved = true;
 };
 
@@ -198,7 +199,7 @@ struct ExperimentOptions {
   int repetitions = 5;             ///< interleaved timed repetitions per arm
   std::int64_t timed_steps = 100;  ///< steps per timed repetition
   std::int64_t eval_every = 50;    ///< validation loss every this many steps
-  double target_loss = 0.9;        ///< time-to-converge: validation loss at or below this
+  double target_loss = 1.7;        ///< time-to-converge: validation loss at or below this
   double tolerance = 1e-3;         ///< the rule's tolerance, where no bits are promised
   std::string rule = "auto";       ///< auto (promised_rule), bit, or tolerance
   int layers = 2;                  ///< the shared model: transformer blocks
@@ -208,7 +209,7 @@ struct ExperimentOptions {
   int micro_batch = 8;             ///< global micro-batch (every arm's N divides it)
   int accumulation = 2;            ///< micro-batches per step
   std::int64_t seed = 1234;        ///< initialisation and data order, both arms
-  int bucket_kib = 4;              ///< DDP/ZeRO bucket cap (small: several buckets in a tiny model)
+  int bucket_kib = 8;              ///< DDP/ZeRO bucket cap (small: several buckets in a tiny model)
 };
 
 /// The run both arms share, from the options (schedule: `steps` long, 5% warm-up).

@@ -65,7 +65,7 @@ ProfileCheck profile_arms(const ArmRun& baseline, const ArmRun& candidate) {
   if (p.has_candidate) p.candidate = ddp::classify_bottleneck(candidate.spans);
   p.measured = p.has_baseline && p.has_candidate;
   if (p.measured)
-    p.moved = p.candidate.kind != p.baseline.kind ||
+    p.moved = p.baseline.kind == ddp::Bottleneck::kCompute || p.candidate.kind != p.baseline.kind ||
               share_of(p.candidate, p.baseline.kind) <=
                   share_of(p.baseline, p.baseline.kind) - kMovedShare;
   return p;

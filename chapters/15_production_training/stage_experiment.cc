@@ -1,6 +1,7 @@
 // "The experiment": each baseline/candidate pair judged in order (the loss, then the speed, then
 // the profile), the broken candidates rejected, time-to-converge, the loss curves' picture.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -72,6 +73,11 @@ void print_pair(const Experiment& e, const ExperimentOptions& o, Table& csv) {
                                              std::to_string(v.loss.first_divergent_step))
             << " (" << rule_name(v.rule) << ", " << v.loss.steps_compared
             << " steps, largest |difference| " << sci(v.loss.largest_difference) << ")\n";
+  const std::vector<EvalRecord>&ea = e.baseline_run.log.evals, &eb = e.candidate_run.log.evals;
+  if (!ea.empty() && ea.size() == eb.size())  // the same weights judged on held-out batches
+    std::cout << "validation loss at step " << ea.back().step << ": baseline "
+              << fixed(ea.back().loss, 4) << ", candidate " << fixed(eb.back().loss, 4)
+              << " (difference " << sci(eb.back().loss - ea.back().loss) << ")\n";
   if (v.loss.equal) {
     const SpeedTrial& t = v.speed;
     auto range = [](const std::vector<double>& x) {
@@ -101,25 +107,38 @@ void print_pair(const Experiment& e, const ExperimentOptions& o, Table& csv) {
             << "verdict: " << v.line() << "\n";
 }
 
-void write_curves(const std::vector<const ArmRun*>& runs, const std::string& title) {
+// Top: the loss curves; bottom: |candidate - baseline| per step on a log scale with the 1e-3
+// line, where a bit-for-bit candidate draws nothing (its difference is 0 at every step).
+void write_curves(const std::vector<const Experiment*>& runs, const std::string& title) {
   const std::string stem = results_dir() + "/ch15_loss_curves";
   const std::string data = stem + ".dat", script = stem + ".gp", png = stem + ".png";
   std::ofstream out(data);
-  for (const ArmRun* r : runs) {
-    out << "# " << r->log.name << "\n";
-    for (std::size_t i = 0; i < r->losses.size(); ++i) out << i + 1 << " " << r->losses[i] << "\n";
+  std::vector<std::string> names;
+  for (const Experiment* e : runs) {
+    const std::vector<float>&a = e->baseline_run.losses, &b = e->candidate_run.losses;
+    out << "# " << e->candidate_run.log.name << " against " << e->baseline_run.log.name
+        << ": step, baseline, candidate, |difference|\n";
+    for (std::size_t i = 0; i < a.size(); ++i)
+      out << i + 1 << " " << a[i] << " " << b[i] << " " << std::abs(double{b[i]} - a[i]) << "\n";
     out << "\n\n";
+    names.push_back(e->candidate_run.log.name + " - " + e->baseline_run.log.name);
   }
-  std::ofstream gp(script);
-  gp << "set terminal pngcairo size 900,500 font ',10'\nset output '" << png << "'\n"
-     << "set title '" << title << "'\nset xlabel 'step'\nset ylabel 'training loss'\n"
-     << "set logscale y\nset grid\nset key top right\nplot ";
-  for (std::size_t i = 0; i < runs.size(); ++i)
-    gp << (i ? ", \\\n     " : "") << "'" << data << "' index " << i << " using 1:2 with lines lw "
-       << (i < 2 ? 2 : 1) << " dt " << (i == 1 ? 2 : 1) << " title '" << runs[i]->log.name << "'";
-  gp << "\n";
-  gp.close();
   out.close();
+  std::ofstream gp(script);
+  gp << "set terminal pngcairo size 900,800 font ',10'\nset output '" << png << "'\n"
+     << "set multiplot layout 2,1 title '" << title << "'\nset grid\nset xlabel 'step'\n"
+     << "set ylabel 'training loss'\nset key top right\nplot '" << data
+     << "' index 0 using 1:2 with lines lw 2 title '" << runs[0]->baseline_run.log.name << "'";
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    gp << ", '' index " << i << " using 1:3 with lines lw 1 title '"
+       << runs[i]->candidate_run.log.name << "'";
+  gp << "\nset logscale y\nset ylabel '|candidate - baseline| (0 not drawn)'\n"
+     << "set key bottom right\nplot 1e-3 with lines dt 2 lc rgb 'black' title '1e-3'";
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    gp << ", '" << data << "' index " << i << " using 1:($4 > 0 ? $4 : 1/0) with lines title '"
+       << names[i] << "'";
+  gp << "\nunset multiplot\n";
+  gp.close();
   std::cout << run_gnuplot(script, png, data) << "\n";
 }
 
@@ -169,10 +188,10 @@ ExperimentSection run_experiment_section(const StageOptions& options) {
   }
   csv.write_csv(results_dir() + "/ch15_experiment.csv");
   csv.write_json(results_dir() + "/ch15_experiment.json");
-  std::vector<const ArmRun*> curves = {&pairs.front().baseline_run, &pairs.front().candidate_run};
-  for (const Experiment& e : broken) curves.push_back(&e.candidate_run);
-  write_curves(curves, "the same seed: " + o.baselines.front() + " vs " + o.candidates.front() +
-                           " and the broken candidates");
+  std::vector<const Experiment*> curves;
+  for (const Experiment& e : pairs) curves.push_back(&e);
+  for (const Experiment& e : broken) curves.push_back(&e);
+  write_curves(curves, "the same seed, one change at a time: candidates and broken candidates");
   if (options.tour) {
     for (const Experiment& e : pairs) {
       const std::int64_t s = static_cast<std::int64_t>(e.baseline_run.losses.size());

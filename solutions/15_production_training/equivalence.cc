@@ -11,6 +11,7 @@
 
 namespace book::prod {
 
+//! [compare_losses]
 Equivalence compare_losses(std::span<const float> baseline, std::span<const float> candidate,
                            const EquivalenceRule& rule) {
   const auto n = static_cast<std::int64_t>(baseline.size());
@@ -41,5 +42,6 @@ Equivalence compare_losses(std::span<const float> baseline, std::span<const floa
   out.equal = out.first_divergent_step < 0;
   return out;
 }
+//! [compare_losses]
 
 }  // namespace book::prod

@@ -154,6 +154,41 @@ TEST(Experiment, TheSpeedAndProfileChecksHaveTheirShapes) {
   EXPECT_NE(describe_profile(p).find("needs per-rank spans"), std::string::npos);
 }
 
+// Hand-made spans: two ranks, each step 1 s, `comm` of it waiting on gradients.
+ArmRun spans_run(double comm) {
+  ArmRun run;
+  for (int r = 0; r < 2; ++r) run.spans.push_back({0.0, 1.0 - comm, comm, 1.0});
+  return run;
+}
+
+TEST(Experiment, TheProfileCheckAndTheVerdictLine) {
+  const ProfileCheck stuck = profile_arms(spans_run(0.5), spans_run(0.48));
+  ASSERT_TRUE(stuck.measured);
+  EXPECT_EQ(stuck.baseline.kind, ddp::Bottleneck::kCommunication);
+  EXPECT_FALSE(stuck.moved) << "50% -> 48% exposed communication is not the bottleneck removed";
+  EXPECT_TRUE(profile_arms(spans_run(0.5), spans_run(0.4)).moved) << "10 points less";
+  EXPECT_TRUE(profile_arms(spans_run(0.5), spans_run(0.05)).moved) << "now compute-bound";
+  EXPECT_TRUE(profile_arms(spans_run(0.05), spans_run(0.05)).moved)
+      << "compute-bound: nothing for a systems change to remove";
+
+  Verdict v;
+  v.rule.bit_exact = true;
+  v.loss = {true, -1, 0.0, 100};
+  v.speed.ratio = 1.2, v.speed.ratio_low = 1.1, v.speed.ratio_high = 1.3;
+  v.profile = profile_arms(spans_run(0.5), spans_run(0.05));
+  EXPECT_TRUE(v.proven());
+  EXPECT_EQ(v.line().rfind("proven: loss equal bit for bit over 100 steps, 1.20x", 0), 0u)
+      << v.line();
+  v.profile = stuck;
+  EXPECT_FALSE(v.proven());
+  EXPECT_EQ(v.line().rfind("bottleneck unchanged: communication 50% of the step", 0), 0u)
+      << v.line();
+  v.speed.ratio = 0.98, v.speed.ratio_low = 0.94;
+  EXPECT_EQ(v.line().rfind("no faster: 0.98x (pairs 0.94-1.30)", 0), 0u) << v.line();
+  v.loss = {false, 37, 0.02, 100};
+  EXPECT_EQ(v.line().rfind("reject: loss differs from step 37", 0), 0u) << v.line();
+}
+
 TEST(Experiment, APairThatCannotBeComparedIsRefusedBeforeTraining) {
   const ArmSetup base = arm("one:fp32");
   auto refused = [&](ArmSetup cand, const std::string& field) {
