@@ -109,8 +109,9 @@ void print_pair(const Experiment& e, const ExperimentOptions& o, Table& csv) {
 
 // Top: the loss curves; bottom: |candidate - baseline| per step on a log scale with the 1e-3
 // line, where a bit-for-bit candidate draws nothing (its difference is 0 at every step).
-void write_curves(const std::vector<const Experiment*>& runs, const std::string& title) {
-  const std::string stem = results_dir() + "/ch15_loss_curves";
+void write_curves(const std::vector<const Experiment*>& runs, const std::string& title,
+                  const std::string& results) {
+  const std::string stem = results + "/ch15_loss_curves";
   const std::string data = stem + ".dat", script = stem + ".gp", png = stem + ".png";
   std::ofstream out(data);
   std::vector<std::string> names;
@@ -133,7 +134,7 @@ void write_curves(const std::vector<const Experiment*>& runs, const std::string&
     gp << ", '' index " << i << " using 1:3 with lines lw 1 title '"
        << runs[i]->candidate_run.log.name << "'";
   gp << "\nset logscale y\nset ylabel '|candidate - baseline| (0 not drawn)'\n"
-     << "set key bottom right\nplot 1e-3 with lines dt 2 lc rgb 'black' title '1e-3'";
+     << "set format y '%.0e'\nset key bottom right\nplot 1e-3 with lines dt 2 lc rgb 'black' title '1e-3'";
   for (std::size_t i = 0; i < runs.size(); ++i)
     gp << ", '" << data << "' index " << i << " using 1:($4 > 0 ? $4 : 1/0) with lines title '"
        << names[i] << "'";
@@ -146,6 +147,7 @@ void write_curves(const std::vector<const Experiment*>& runs, const std::string&
 
 ExperimentSection run_experiment_section(const StageOptions& options) {
   const ExperimentOptions& o = options.experiment;
+  const std::string results = results_dir();  // checked writable before anything trains
   std::cout << "\n## The experiment\n\n"
             << "One change at a time, from the same seed: the loss first (rolled back if it "
                "differs), then tokens/s, then the profile.\n"
@@ -177,7 +179,8 @@ ExperimentSection run_experiment_section(const StageOptions& options) {
       section.reports.push_back(report_of(*r, o));
     }
   }
-  std::cout << "\n### Broken candidates against " << o.baselines.front() << "\n";
+  if (!o.broken.empty())
+    std::cout << "\n### Broken candidates against " << o.baselines.front() << "\n";
   std::vector<Experiment> broken;
   for (const std::string& spec : o.broken) {
     const ArmSetup& a = pairs.front().baseline;
@@ -186,12 +189,13 @@ ExperimentSection run_experiment_section(const StageOptions& options) {
                                     peak_of, &pairs.front().baseline_run));
     std::cout << spec << ": " << broken.back().verdict.line() << "\n";
   }
-  csv.write_csv(results_dir() + "/ch15_experiment.csv");
-  csv.write_json(results_dir() + "/ch15_experiment.json");
+  csv.write_csv(results + "/ch15_experiment.csv");
+  csv.write_json(results + "/ch15_experiment.json");
   std::vector<const Experiment*> curves;
   for (const Experiment& e : pairs) curves.push_back(&e);
   for (const Experiment& e : broken) curves.push_back(&e);
-  write_curves(curves, "the same seed, one change at a time: candidates and broken candidates");
+  write_curves(curves, "the same seed, one change at a time: candidates and broken candidates",
+               results);
   if (options.tour) {
     for (const Experiment& e : pairs) {
       const std::int64_t s = static_cast<std::int64_t>(e.baseline_run.losses.size());
@@ -216,8 +220,10 @@ ExperimentSection run_experiment_section(const StageOptions& options) {
                 (broken[i].verdict.loss.equal
                      ? std::string(" NOT caught")
                      : " at step " + std::to_string(broken[i].verdict.loss.first_divergent_step));
-    std::cout << "tour: 15 | broken candidates rejected (first divergent step) | " << caught
-              << " | the harness catches a wrong optimisation at the first step the loss moves\n";
+    if (!broken.empty())
+      std::cout << "tour: 15 | broken candidates rejected (first divergent step) | " << caught
+                << " | the harness catches a wrong optimisation at the first step the loss "
+                   "moves\n";
   }
   return section;
 }
