@@ -178,8 +178,8 @@ struct Experiment {
 /// The method, in order: check_comparable (refused before anything trains), both arms from the
 /// same seed to plan.steps, compare_losses under `rule`; only a candidate with the same loss is
 /// timed (time_arms: `repetitions` interleaved runs of `timed_steps`) and profiled (a candidate
-/// that changes the loss is rolled back, its speed does not matter). Refuses repetitions or
-/// timed_steps < 1 before training. `baseline_run`, when given, is the baseline's run to
+/// that changes the loss is rolled back, its speed does not matter). Refuses an evaluation
+/// interval, repetitions or timed_steps < 1 before training (time-to-converge needs evaluations). `baseline_run`, when given, is the baseline's run to
 /// plan.steps already made (several candidates against one baseline train it once).
 Experiment run_experiment(const ArmSetup& baseline, const ArmSetup& candidate,
                           const EquivalenceRule& rule, const RunPlan& plan, int repetitions,

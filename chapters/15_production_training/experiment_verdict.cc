@@ -111,6 +111,7 @@ Experiment run_experiment(const ArmSetup& baseline, const ArmSetup& candidate,
                           std::int64_t timed_steps, const std::function<double(int)>& peak_gflops,
                           const ArmRun* baseline_run) {
   check_comparable(baseline, candidate);
+  check_positive(plan.eval_every, "evaluation interval");  // time-to-converge needs evaluations
   check_positive(repetitions, "repetitions");
   check_positive(timed_steps, "timed steps");
   BOOK_CHECK(!baseline_run || static_cast<std::int64_t>(baseline_run->losses.size()) == plan.steps,

@@ -114,12 +114,12 @@ TEST(Experiment, ACorrectCandidatePassesBitForBit) {
 
 TEST(Experiment, TheBrokenCandidatesAreRejectedWhereTheirLossMoves) {
   const ArmSetup base = arm("ddp:2:flat:fp32");
-  const ArmRun base_run = run_arm(base, RunPlan{20, 0, 1});
+  const ArmRun base_run = run_arm(base, RunPlan{20, 5, 1});
   for (const char* spec : {"ddp:2:buckets:fp32:skip-last-bucket",
                            "ddp:2:buckets:fp32:skip-accumulation-mean"}) {
     const ArmSetup cand = arm(spec);
     const Experiment e = run_experiment(base, cand, promised_rule(base, cand, 1e-3),
-                                        RunPlan{20, 0, 1}, 1, 2, unit_peak, &base_run);
+                                        RunPlan{20, 5, 1}, 1, 2, unit_peak, &base_run);
     const Equivalence& v = e.verdict.loss;
     ASSERT_FALSE(v.equal) << spec << " was not caught in 20 steps";
     EXPECT_GE(v.first_divergent_step, 2) << spec << ": step 1's loss comes before any update";
@@ -134,7 +134,7 @@ TEST(Experiment, TheBrokenCandidatesAreRejectedWhereTheirLossMoves) {
   }
   // Dropping the embeddings' all-reduce shows at once: step 2 already differs.
   const ArmSetup skip = arm("ddp:2:buckets:fp32:skip-last-bucket");
-  EXPECT_EQ(run_experiment(base, skip, promised_rule(base, skip, 1e-3), RunPlan{20, 0, 1}, 1, 2,
+  EXPECT_EQ(run_experiment(base, skip, promised_rule(base, skip, 1e-3), RunPlan{20, 5, 1}, 1, 2,
                            unit_peak, &base_run)
                 .verdict.loss.first_divergent_step,
             2);
@@ -192,7 +192,7 @@ TEST(Experiment, TheProfileCheckAndTheVerdictLine) {
 TEST(Experiment, APairThatCannotBeComparedIsRefusedBeforeTraining) {
   const ArmSetup base = arm("one:fp32");
   auto refused = [&](ArmSetup cand, const std::string& field) {
-    expect_error([&] { run_experiment(base, cand, EquivalenceRule{}, RunPlan{1, 0, 1}, 1, 1,
+    expect_error([&] { run_experiment(base, cand, EquivalenceRule{}, RunPlan{1, 1, 1}, 1, 1,
                                       unit_peak); },
                  {"the candidate's " + field, "changes one thing"});
   };
@@ -224,9 +224,11 @@ TEST(Experiment, ZeroOrNegativeCountsAreRefused) {
   expect_error([&] { run_arm(a, RunPlan{-3, 0, 1}); }, "steps must be >= 1, got -3");
   expect_error([&] { run_arm(a, RunPlan{2, -1, 1}); }, "evaluation interval must be >= 1");
   expect_error([&] { run_arm(a, RunPlan{2, 1, 0}); }, "evaluation batches must be >= 1");
-  expect_error([&] { run_experiment(a, a, EquivalenceRule{}, RunPlan{1, 0, 1}, 0, 1, unit_peak); },
+  expect_error([&] { run_experiment(a, a, EquivalenceRule{}, RunPlan{1, 0, 1}, 1, 1, unit_peak); },
+               "evaluation interval must be >= 1, got 0");
+  expect_error([&] { run_experiment(a, a, EquivalenceRule{}, RunPlan{1, 1, 1}, 0, 1, unit_peak); },
                "repetitions must be >= 1, got 0");
-  expect_error([&] { run_experiment(a, a, EquivalenceRule{}, RunPlan{1, 0, 1}, 2, -5, unit_peak); },
+  expect_error([&] { run_experiment(a, a, EquivalenceRule{}, RunPlan{1, 1, 1}, 2, -5, unit_peak); },
                "timed steps must be >= 1, got -5");
   expect_error([&] { time_arms(a, a, -1, 1, unit_peak); }, "repetitions must be >= 1, got -1");
 }
