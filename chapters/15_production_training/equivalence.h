@@ -26,8 +26,8 @@ struct EquivalenceRule {
 
 /// The verdict of one comparison.
 struct Equivalence {
-  bool equal = false;                     ///< no compared step diverged
-  std::int64_t first_divergent_step = -1; ///< the first step that broke the rule (−1: none)
+  bool equal = false;                      ///< no compared step diverged
+  std::int64_t first_divergent_step = -1;  ///< the first step that broke the rule (−1: none)
   /// max |baseline − candidate| over the compared steps (+∞ if a loss was not finite).
   double largest_difference = 0;
   std::int64_t steps_compared = 0;  ///< steps from_step … the last

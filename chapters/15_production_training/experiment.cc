@@ -82,10 +82,14 @@ Arm parse_arm(std::string_view spec) {
 std::string arm_name(const Arm& arm) {
   const std::string n = std::to_string(arm.ranks), prec = precision_name(arm.precision);
   switch (arm.trainer) {
-    case TrainerKind::kOneDevice: return "one:" + prec;
-    case TrainerKind::kZero1: return "zero1:" + n + ":" + prec;
-    case TrainerKind::kZero2: return "zero2:" + n + ":" + prec;
-    case TrainerKind::kDdp: break;
+    case TrainerKind::kOneDevice:
+      return "one:" + prec;
+    case TrainerKind::kZero1:
+      return "zero1:" + n + ":" + prec;
+    case TrainerKind::kZero2:
+      return "zero2:" + n + ":" + prec;
+    case TrainerKind::kDdp:
+      break;
   }
   std::string name = "ddp:" + n + ":" + ddp::rung_name(arm.rung) + ":" + prec;
   if (arm.broken == BrokenCandidate::kSkipAccumulationMean) name += ":skip-accumulation-mean";
@@ -153,8 +157,8 @@ class Recorder {
   Recorder(const ArmSetup& setup, const RunPlan& plan, ArmRun& run)
       : plan_(plan), run_(run), evaluator_(setup.train) {
     const train::AdditionTask task(setup.train.digits);
-    tokens_per_step_ = std::int64_t{setup.train.micro_batch} * setup.train.accumulation *
-                       task.model_context();
+    tokens_per_step_ =
+        std::int64_t{setup.train.micro_batch} * setup.train.accumulation * task.model_context();
     run_.log.name = arm_name(setup.arm);
     run_.log.ranks = setup.arm.ranks;
     run_.log.model_flops_per_token =
@@ -195,9 +199,10 @@ ddp::FaultInjection faults_of(BrokenCandidate broken) {
 
 ArmRun run_arm(const ArmSetup& setup, const RunPlan& plan) {
   check_positive(plan.steps, "steps");
-  BOOK_CHECK(plan.eval_every >= 0, "the experiment's evaluation interval must be >= 1 step (0: "
-                                   "no evaluation), got "
-                                       << plan.eval_every);
+  BOOK_CHECK(plan.eval_every >= 0,
+             "the experiment's evaluation interval must be >= 1 step (0: "
+             "no evaluation), got "
+                 << plan.eval_every);
   check_positive(plan.eval_batches, "evaluation batches");
   ArmRun run;
   const Arm& arm = setup.arm;
@@ -222,8 +227,10 @@ ArmRun run_arm(const ArmSetup& setup, const RunPlan& plan) {
       ddp::DdpTrainer trainer(comm, o);
       std::vector<ddp::StepTimes> times;
       for (std::int64_t s = 0; s < plan.steps; ++s) {
-        if (recorder) recorder->step([&] { return trainer.step(); }, trainer.model());
-        else trainer.step();
+        if (recorder)
+          recorder->step([&] { return trainer.step(); }, trainer.model());
+        else
+          trainer.step();
         times.push_back(trainer.last_times());
       }
       spans[comm.rank()] = ddp::average_spans(times);
@@ -234,8 +241,10 @@ ArmRun run_arm(const ArmSetup& setup, const RunPlan& plan) {
       o.bucket_bytes = setup.bucket_bytes;
       zero::ZeroTrainer trainer(comm, o);
       for (std::int64_t s = 0; s < plan.steps; ++s) {
-        if (recorder) recorder->step([&] { return trainer.step(); }, trainer.model());
-        else trainer.step();
+        if (recorder)
+          recorder->step([&] { return trainer.step(); }, trainer.model());
+        else
+          trainer.step();
       }
     }
     if (recorder) recorder->finish();

@@ -51,11 +51,11 @@ enum class BrokenCandidate {
 
 /// One side of the experiment: what differs between baseline and candidate.
 struct Arm {
-  TrainerKind trainer = TrainerKind::kOneDevice;       ///< which trainer
-  int ranks = 1;                                       ///< thread ranks (1 for one device)
-  ddp::Rung rung = ddp::Rung::kFlat;                   ///< DDP only: gradient synchronisation
-  DType precision = DType::kF32;                       ///< FP32, or BF16/FP16 mixed precision
-  BrokenCandidate broken = BrokenCandidate::kNone;     ///< DDP only: an injected wrong change
+  TrainerKind trainer = TrainerKind::kOneDevice;    ///< which trainer
+  int ranks = 1;                                    ///< thread ranks (1 for one device)
+  ddp::Rung rung = ddp::Rung::kFlat;                ///< DDP only: gradient synchronisation
+  DType precision = DType::kF32;                    ///< FP32, or BF16/FP16 mixed precision
+  BrokenCandidate broken = BrokenCandidate::kNone;  ///< DDP only: an injected wrong change
 };
 
 /// Parses an arm written as above. Throws book::Error naming the part that is wrong and listing
@@ -68,10 +68,10 @@ std::string arm_name(const Arm& arm);
 
 /// Everything one arm trains with: the arm, and the run it shares with the other arm.
 struct ArmSetup {
-  Arm arm;                                   ///< what differs
-  train::TrainOptions train;                 ///< model, task, batch, schedule, seed (precision:
-                                             ///< the arm's, set by make_setup)
-  std::size_t bucket_bytes = 16 * 1024;      ///< DDP and ZeRO buckets (small: a tiny model)
+  Arm arm;                               ///< what differs
+  train::TrainOptions train;             ///< model, task, batch, schedule, seed (precision:
+                                         ///< the arm's, set by make_setup)
+  std::size_t bucket_bytes = 16 * 1024;  ///< DDP and ZeRO buckets (small: a tiny model)
 };
 
 /// `shared` with the arm's precision: one arm of an experiment.
@@ -93,17 +93,17 @@ EquivalenceRule promised_rule(const ArmSetup& baseline, const ArmSetup& candidat
 
 /// How long to train an arm, and how often to evaluate it.
 struct RunPlan {
-  std::int64_t steps = 1000;      ///< optimizer steps
-  std::int64_t eval_every = 50;   ///< validation loss every this many steps (0: never)
-  int eval_batches = 4;           ///< validation micro-batches per evaluation
+  std::int64_t steps = 1000;     ///< optimizer steps
+  std::int64_t eval_every = 50;  ///< validation loss every this many steps (0: never)
+  int eval_batches = 4;          ///< validation micro-batches per evaluation
 };
 
 /// One arm's run: its log (report.h) and, where the trainer records them, its ranks' spans.
 struct ArmRun {
-  RunLog log;                           ///< per-step loss, seconds, tokens; evaluations
-  std::vector<float> losses;            ///< the training loss of step 1, 2, … (compare_losses)
-  std::vector<ddp::RankSpans> spans;    ///< per rank, averaged over the steps (DDP only; empty
-                                        ///< for trainers that record no per-rank spans)
+  RunLog log;                         ///< per-step loss, seconds, tokens; evaluations
+  std::vector<float> losses;          ///< the training loss of step 1, 2, … (compare_losses)
+  std::vector<ddp::RankSpans> spans;  ///< per rank, averaged over the steps (DDP only; empty
+                                      ///< for trainers that record no per-rank spans)
 };
 
 /// Trains one arm from scratch for plan.steps steps and records it. Refuses (book::Error) a plan
@@ -168,8 +168,8 @@ struct Verdict {
 
 /// One pair, judged: both runs, and the verdict.
 struct Experiment {
-  ArmSetup baseline;   ///< the baseline's setup
-  ArmSetup candidate;  ///< the candidate's
+  ArmSetup baseline;     ///< the baseline's setup
+  ArmSetup candidate;    ///< the candidate's
   ArmRun baseline_run;   ///< its run to plan.steps
   ArmRun candidate_run;  ///< the candidate's
   Verdict verdict;       ///< loss, then speed, then profile
@@ -179,8 +179,9 @@ struct Experiment {
 /// same seed to plan.steps, compare_losses under `rule`; only a candidate with the same loss is
 /// timed (time_arms: `repetitions` interleaved runs of `timed_steps`) and profiled (a candidate
 /// that changes the loss is rolled back, its speed does not matter). Refuses an evaluation
-/// interval, repetitions or timed_steps < 1 before training (time-to-converge needs evaluations). `baseline_run`, when given, is the baseline's run to
-/// plan.steps already made (several candidates against one baseline train it once).
+/// interval, repetitions or timed_steps < 1 before training (time-to-converge needs evaluations).
+/// `baseline_run`, when given, is the baseline's run to plan.steps already made (several candidates
+/// against one baseline train it once).
 Experiment run_experiment(const ArmSetup& baseline, const ArmSetup& candidate,
                           const EquivalenceRule& rule, const RunPlan& plan, int repetitions,
                           std::int64_t timed_steps, const std::function<double(int)>& peak_gflops,

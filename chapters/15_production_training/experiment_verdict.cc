@@ -42,10 +42,14 @@ namespace {
 // over the median rank's, as a share above parity).
 double share_of(const ddp::Diagnosis& d, ddp::Bottleneck kind) {
   switch (kind) {
-    case ddp::Bottleneck::kCompute: return d.compute_share;
-    case ddp::Bottleneck::kCommunication: return d.comm_share;
-    case ddp::Bottleneck::kData: return d.data_share;
-    case ddp::Bottleneck::kStraggler: return d.slowest_over_median - 1;
+    case ddp::Bottleneck::kCompute:
+      return d.compute_share;
+    case ddp::Bottleneck::kCommunication:
+      return d.comm_share;
+    case ddp::Bottleneck::kData:
+      return d.data_share;
+    case ddp::Bottleneck::kStraggler:
+      return d.slowest_over_median - 1;
   }
   return 0;
 }
@@ -93,8 +97,8 @@ std::string Verdict::line() const {
     out << "bottleneck unchanged: " << kind << "; loss equal " << how << ", " << speed_text;
     return out.str();
   }
-  out << "proven: loss equal " << how << " over " << loss.steps_compared << " steps, "
-      << speed_text << ", " << kind;
+  out << "proven: loss equal " << how << " over " << loss.steps_compared << " steps, " << speed_text
+      << ", " << kind;
   return out.str();
 }
 
@@ -117,8 +121,11 @@ Experiment run_experiment(const ArmSetup& baseline, const ArmSetup& candidate,
   BOOK_CHECK(!baseline_run || static_cast<std::int64_t>(baseline_run->losses.size()) == plan.steps,
              "run_experiment: the baseline's run has " << baseline_run->losses.size()
                                                        << " steps, the plan " << plan.steps);
-  Experiment e{baseline, candidate, baseline_run ? *baseline_run : run_arm(baseline, plan),
-               run_arm(candidate, plan), {}};
+  Experiment e{baseline,
+               candidate,
+               baseline_run ? *baseline_run : run_arm(baseline, plan),
+               run_arm(candidate, plan),
+               {}};
   e.verdict.rule = rule;
   e.verdict.loss = compare_losses(e.baseline_run.losses, e.candidate_run.losses, rule);
   if (!e.verdict.loss.equal) return e;  // roll back: its speed does not matter
@@ -144,10 +151,13 @@ train::TrainOptions shared_run(const ExperimentOptions& o) {
 EquivalenceRule rule_for(const ExperimentOptions& options, const ArmSetup& baseline,
                          const ArmSetup& candidate) {
   EquivalenceRule rule = promised_rule(baseline, candidate, options.tolerance);
-  if (options.rule == "bit") rule.bit_exact = true;
-  else if (options.rule == "tolerance") rule.bit_exact = false;
-  else BOOK_CHECK(options.rule == "auto", "unknown equivalence rule '"
-                                              << options.rule << "': auto, bit or tolerance");
+  if (options.rule == "bit")
+    rule.bit_exact = true;
+  else if (options.rule == "tolerance")
+    rule.bit_exact = false;
+  else
+    BOOK_CHECK(options.rule == "auto",
+               "unknown equivalence rule '" << options.rule << "': auto, bit or tolerance");
   return rule;
 }
 

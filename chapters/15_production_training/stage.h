@@ -17,7 +17,7 @@ namespace book::prod::stage {
 
 /// The stage's command line: one part per section.
 struct StageOptions {
-  bool tour = false;  ///< the tour's short run (fewer steps, fewer repetitions)
+  bool tour = false;             ///< the tour's short run (fewer steps, fewer repetitions)
   ExperimentOptions experiment;  ///< section "The experiment" (experiment.h)
 };
 

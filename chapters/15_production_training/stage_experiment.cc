@@ -68,9 +68,10 @@ void print_pair(const Experiment& e, const ExperimentOptions& o, Table& csv) {
     loss.add_row({std::to_string(s), fixed(x, 6), fixed(y, 6), sci(y - x)});
     csv.add_row({a, b, std::to_string(s), fixed(x, 6), fixed(y, 6), sci(y - x)});
   }
-  std::cout << "(a) the loss\n\n" << loss.markdown() << "\ncompare_losses: "
-            << (v.loss.equal ? "equal" : "DIFFERS from step " +
-                                             std::to_string(v.loss.first_divergent_step))
+  std::cout << "(a) the loss\n\n"
+            << loss.markdown() << "\ncompare_losses: "
+            << (v.loss.equal ? "equal"
+                             : "DIFFERS from step " + std::to_string(v.loss.first_divergent_step))
             << " (" << rule_name(v.rule) << ", " << v.loss.steps_compared
             << " steps, largest |difference| " << sci(v.loss.largest_difference) << ")\n";
   const std::vector<EvalRecord>&ea = e.baseline_run.log.evals, &eb = e.candidate_run.log.evals;
@@ -92,8 +93,8 @@ void print_pair(const Experiment& e, const ExperimentOptions& o, Table& csv) {
               << fixed(t.ratio_high, 2) << ")\n";
     const ProfileCheck& p = v.profile;
     std::cout << "\n(c) where the time went (chapter 5's classifier on per-rank spans)\n";
-    for (auto [name, has, d] : {std::tuple{a, p.has_baseline, &p.baseline},
-                                std::tuple{b, p.has_candidate, &p.candidate}})
+    for (auto [name, has, d] :
+         {std::tuple{a, p.has_baseline, &p.baseline}, std::tuple{b, p.has_candidate, &p.candidate}})
       std::cout << "    " << name << ": "
                 << (has ? std::string(ddp::bottleneck_name(d->kind)) + " (" + d->reason + ")"
                         : "not classified: the classifier needs each rank's data, compute and "
@@ -103,7 +104,8 @@ void print_pair(const Experiment& e, const ExperimentOptions& o, Table& csv) {
   }
   const RunReport ra = report_of(e.baseline_run, o), rb = report_of(e.candidate_run, o);
   std::cout << "\ntime-to-converge (validation loss <= " << o.target_loss << "): baseline "
-            << converge_text(ra, e.baseline_run) << "; candidate " << converge_text(rb, e.candidate_run) << "\n"
+            << converge_text(ra, e.baseline_run) << "; candidate "
+            << converge_text(rb, e.candidate_run) << "\n"
             << "verdict: " << v.line() << "\n";
 }
 
@@ -134,7 +136,8 @@ void write_curves(const std::vector<const Experiment*>& runs, const std::string&
     gp << ", '' index " << i << " using 1:3 with lines lw 1 title '"
        << runs[i]->candidate_run.log.name << "'";
   gp << "\nset logscale y\nset ylabel '|candidate - baseline| (0 not drawn)'\n"
-     << "set format y '%.0e'\nset key bottom right\nplot 1e-3 with lines dt 2 lc rgb 'black' title '1e-3'";
+     << "set format y '%.0e'\nset key bottom right\nplot 1e-3 with lines dt 2 lc rgb 'black' title "
+        "'1e-3'";
   for (std::size_t i = 0; i < runs.size(); ++i)
     gp << ", '" << data << "' index " << i << " using 1:($4 > 0 ? $4 : 1/0) with lines title '"
        << names[i] << "'";
@@ -171,8 +174,8 @@ ExperimentSection run_experiment_section(const StageOptions& options) {
   for (std::size_t i = 0; i < o.baselines.size(); ++i) {
     const ArmSetup a = make_setup(parse_arm(o.baselines[i]), shared, bucket);
     const ArmSetup b = make_setup(parse_arm(o.candidates[i]), shared, bucket);
-    pairs.push_back(run_experiment(a, b, rule_for(o, a, b), plan, o.repetitions, o.timed_steps,
-                                   peak_of));
+    pairs.push_back(
+        run_experiment(a, b, rule_for(o, a, b), plan, o.repetitions, o.timed_steps, peak_of));
     print_pair(pairs.back(), o, csv);
     for (const ArmRun* r : {&pairs.back().baseline_run, &pairs.back().candidate_run}) {
       section.logs.push_back(r->log);

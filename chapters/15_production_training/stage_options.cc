@@ -12,9 +12,10 @@ StageOptions parse_stage_options(int argc, const char* const* argv) {
   flags.add("tour", &o.tour, "the tour's short run (fewer steps and repetitions)");
   // --- The experiment (experiment.h) ---
   ExperimentOptions& e = o.experiment;
-  flags.add("baseline", &e.baselines,
-            "baseline arms, paired by position with --candidate: one:PREC, ddp:N:RUNG:PREC, "
-            "zero1:N:PREC, zero2:N:PREC (PREC fp32|bf16|fp16; RUNG per-tensor|flat|buckets|no-sync)");
+  flags.add(
+      "baseline", &e.baselines,
+      "baseline arms, paired by position with --candidate: one:PREC, ddp:N:RUNG:PREC, "
+      "zero1:N:PREC, zero2:N:PREC (PREC fp32|bf16|fp16; RUNG per-tensor|flat|buckets|no-sync)");
   flags.add("candidate", &e.candidates, "candidate arms, one per --baseline arm");
   flags.add("broken", &e.broken,
             "deliberately wrong candidates run against the first baseline: a DDP arm ending in "

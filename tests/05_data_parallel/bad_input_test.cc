@@ -77,8 +77,9 @@ TEST(BadInput, InjectedWrongOptimisationsWhereTheyCannotAct) {
                {"skip_last_bucket needs an overlapped rung", "got rung flat"});
   options = tiny_ddp_options(Rung::kBuckets, testing::tiny_train_options(), std::size_t{1} << 30);
   options.faults.skip_last_bucket = true;
-  expect_error([&] { coll::run_ranks(2, [&](coll::Communicator& c) { DdpTrainer t(c, options); }); },
-               {"skip_last_bucket needs at least two buckets", "the plan has 1"});
+  expect_error(
+      [&] { coll::run_ranks(2, [&](coll::Communicator& c) { DdpTrainer t(c, options); }); },
+      {"skip_last_bucket needs at least two buckets", "the plan has 1"});
 }
 
 TEST(BadInput, MismatchedOrImpossibleRunSettings) {

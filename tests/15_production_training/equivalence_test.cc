@@ -39,20 +39,21 @@ EXERCISE_TEST("prod.loss_equivalence", LossEquivalence, EqualCurvesAreEqual) {
 EXERCISE_TEST("prod.loss_equivalence", LossEquivalence, DivergesAtTheFirstStepOutsideTheTolerance) {
   const std::vector<float> a = curve(30);
   std::vector<float> b = a;
-  b[9] += 0.0005f;   // step 10: within 1e-3
-  b[16] += 0.002f;   // step 17: out
-  b[24] -= 0.004f;   // step 25: out, larger
+  b[9] += 0.0005f;  // step 10: within 1e-3
+  b[16] += 0.002f;  // step 17: out
+  b[24] -= 0.004f;  // step 25: out, larger
   const Equivalence e = compare_losses(a, b, EquivalenceRule{});
   EXPECT_FALSE(e.equal);
   EXPECT_EQ(e.first_divergent_step, 17) << "step 10 moved 5e-4 (inside 1e-3), step 17 2e-3";
   EXPECT_NEAR(e.largest_difference, 0.004, 1e-6) << "the largest over every step, also after "
-                                                     "the first divergence";
+                                                    "the first divergence";
   EXPECT_EQ(e.steps_compared, 30);
 }
 
 EXERCISE_TEST("prod.loss_equivalence", LossEquivalence, ANonFiniteLossIsADivergence) {
   const std::vector<float> a = curve(12);
-  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+  for (float bad :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
     std::vector<float> b = a;
     b[6] = bad;
     const Equivalence e = compare_losses(a, b, EquivalenceRule{});
@@ -106,8 +107,8 @@ EXERCISE_TEST("prod.loss_equivalence", LossEquivalence, Refusals) {
   expect_error([&] { compare_losses(a, shorter, EquivalenceRule{}); },
                {"baseline has 5 steps, the candidate 4", "same steps"});
   expect_error([&] { compare_losses(none, none, EquivalenceRule{}); }, "no steps to compare");
-  for (double bad : {-1e-3, std::numeric_limits<double>::quiet_NaN(),
-                     std::numeric_limits<double>::infinity()}) {
+  for (double bad :
+       {-1e-3, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
     EquivalenceRule rule;
     rule.tolerance = bad;
     expect_error([&] { compare_losses(a, a, rule); }, "tolerance must be finite and >= 0");

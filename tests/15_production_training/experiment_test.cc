@@ -61,9 +61,9 @@ TEST(Experiment, ArmsThatAreNotArmsAreRefused) {
 
 TEST(Experiment, TheRulesChangesPromise) {
   EXPECT_TRUE(promised_rule(arm("ddp:2:flat:fp32"), arm("ddp:2:buckets:fp32"), 1e-3).bit_exact);
-  EXPECT_TRUE(promised_rule(arm("ddp:2:per-tensor:fp32"), arm("ddp:2:buckets:fp32:skip-last-bucket"),
-                            1e-3)
-                  .bit_exact)
+  EXPECT_TRUE(
+      promised_rule(arm("ddp:2:per-tensor:fp32"), arm("ddp:2:buckets:fp32:skip-last-bucket"), 1e-3)
+          .bit_exact)
       << "a broken candidate keeps the promise of the rung it pretends to be";
   EXPECT_TRUE(promised_rule(arm("one:fp32"), arm("ddp:1:no-sync:fp32"), 1e-3).bit_exact);
   EXPECT_FALSE(promised_rule(arm("ddp:2:flat:fp32"), arm("ddp:2:no-sync:fp32"), 1e-3).bit_exact)
@@ -102,8 +102,8 @@ TEST(Experiment, ARunRecordsEveryStepAndItsEvaluations) {
 
 TEST(Experiment, ACorrectCandidatePassesBitForBit) {
   const ArmSetup base = arm("ddp:2:flat:fp32"), cand = arm("ddp:2:buckets:fp32");
-  const Experiment e = run_experiment(base, cand, promised_rule(base, cand, 1e-3),
-                                      RunPlan{8, 4, 1}, 1, 2, unit_peak);
+  const Experiment e = run_experiment(base, cand, promised_rule(base, cand, 1e-3), RunPlan{8, 4, 1},
+                                      1, 2, unit_peak);
   EXPECT_TRUE(e.verdict.loss.equal) << e.verdict.line();
   EXPECT_EQ(e.verdict.loss.largest_difference, 0.0);
   EXPECT_EQ(e.verdict.speed.baseline.size(), 1u) << "timed once the loss passed";
@@ -115,8 +115,8 @@ TEST(Experiment, ACorrectCandidatePassesBitForBit) {
 TEST(Experiment, TheBrokenCandidatesAreRejectedWhereTheirLossMoves) {
   const ArmSetup base = arm("ddp:2:flat:fp32");
   const ArmRun base_run = run_arm(base, RunPlan{20, 5, 1});
-  for (const char* spec : {"ddp:2:buckets:fp32:skip-last-bucket",
-                           "ddp:2:buckets:fp32:skip-accumulation-mean"}) {
+  for (const char* spec :
+       {"ddp:2:buckets:fp32:skip-last-bucket", "ddp:2:buckets:fp32:skip-accumulation-mean"}) {
     const ArmSetup cand = arm(spec);
     const Experiment e = run_experiment(base, cand, promised_rule(base, cand, 1e-3),
                                         RunPlan{20, 5, 1}, 1, 2, unit_peak, &base_run);
@@ -192,9 +192,11 @@ TEST(Experiment, TheProfileCheckAndTheVerdictLine) {
 TEST(Experiment, APairThatCannotBeComparedIsRefusedBeforeTraining) {
   const ArmSetup base = arm("one:fp32");
   auto refused = [&](ArmSetup cand, const std::string& field) {
-    expect_error([&] { run_experiment(base, cand, EquivalenceRule{}, RunPlan{1, 1, 1}, 1, 1,
-                                      unit_peak); },
-                 {"the candidate's " + field, "changes one thing"});
+    expect_error(
+        [&] {
+          run_experiment(base, cand, EquivalenceRule{}, RunPlan{1, 1, 1}, 1, 1, unit_peak);
+        },
+        {"the candidate's " + field, "changes one thing"});
   };
   ArmSetup c = arm("ddp:2:flat:fp32");
   c.train.model.d_model = 32;
@@ -224,12 +226,21 @@ TEST(Experiment, ZeroOrNegativeCountsAreRefused) {
   expect_error([&] { run_arm(a, RunPlan{-3, 0, 1}); }, "steps must be >= 1, got -3");
   expect_error([&] { run_arm(a, RunPlan{2, -1, 1}); }, "evaluation interval must be >= 1");
   expect_error([&] { run_arm(a, RunPlan{2, 1, 0}); }, "evaluation batches must be >= 1");
-  expect_error([&] { run_experiment(a, a, EquivalenceRule{}, RunPlan{1, 0, 1}, 1, 1, unit_peak); },
-               "evaluation interval must be >= 1, got 0");
-  expect_error([&] { run_experiment(a, a, EquivalenceRule{}, RunPlan{1, 1, 1}, 0, 1, unit_peak); },
-               "repetitions must be >= 1, got 0");
-  expect_error([&] { run_experiment(a, a, EquivalenceRule{}, RunPlan{1, 1, 1}, 2, -5, unit_peak); },
-               "timed steps must be >= 1, got -5");
+  expect_error(
+      [&] {
+        run_experiment(a, a, EquivalenceRule{}, RunPlan{1, 0, 1}, 1, 1, unit_peak);
+      },
+      "evaluation interval must be >= 1, got 0");
+  expect_error(
+      [&] {
+        run_experiment(a, a, EquivalenceRule{}, RunPlan{1, 1, 1}, 0, 1, unit_peak);
+      },
+      "repetitions must be >= 1, got 0");
+  expect_error(
+      [&] {
+        run_experiment(a, a, EquivalenceRule{}, RunPlan{1, 1, 1}, 2, -5, unit_peak);
+      },
+      "timed steps must be >= 1, got -5");
   expect_error([&] { time_arms(a, a, -1, 1, unit_peak); }, "repetitions must be >= 1, got -1");
 }
 
