@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <mutex>
 #include <sstream>
 
 #include "chapters/03_collectives/threads.h"
@@ -188,14 +187,40 @@ class Recorder {
   std::int64_t tokens_per_step_ = 0;
 };
 
-ddp::FaultInjection faults_of(BrokenCandidate broken) {
-  ddp::FaultInjection f;
-  f.skip_accumulation_mean = broken == BrokenCandidate::kSkipAccumulationMean;
-  f.skip_last_bucket = broken == BrokenCandidate::kSkipLastBucket;
-  return f;
+ddp::DdpOptions ddp_options(const ArmSetup& setup) {
+  ddp::DdpOptions o;
+  o.train = setup.train;
+  o.rung = setup.arm.rung;
+  o.bucket_bytes = setup.bucket_bytes;
+  o.faults.skip_accumulation_mean = setup.arm.broken == BrokenCandidate::kSkipAccumulationMean;
+  o.faults.skip_last_bucket = setup.arm.broken == BrokenCandidate::kSkipLastBucket;
+  return o;
+}
+
+zero::ZeroOptions zero_options(const ArmSetup& setup) {
+  zero::ZeroOptions o;
+  o.train = setup.train;
+  o.stage = setup.arm.trainer == TrainerKind::kZero1 ? zero::Stage::kZero1 : zero::Stage::kZero2;
+  o.bucket_bytes = setup.bucket_bytes;
+  return o;
 }
 
 }  // namespace
+
+void check_trainable(const ArmSetup& setup) {
+  switch (setup.arm.trainer) {
+    case TrainerKind::kOneDevice:
+      train::check_trainable(setup.train, "one device");
+      return;
+    case TrainerKind::kDdp:
+      ddp::resolve(ddp_options(setup), setup.arm.ranks);
+      return;
+    case TrainerKind::kZero1:
+    case TrainerKind::kZero2:
+      zero::resolve(zero_options(setup), setup.arm.ranks);
+      return;
+  }
+}
 
 ArmRun run_arm(const ArmSetup& setup, const RunPlan& plan) {
   check_positive(plan.steps, "steps");
@@ -219,12 +244,7 @@ ArmRun run_arm(const ArmSetup& setup, const RunPlan& plan) {
     std::unique_ptr<Recorder> recorder;
     if (comm.rank() == 0) recorder = std::make_unique<Recorder>(setup, plan, run);
     if (arm.trainer == TrainerKind::kDdp) {
-      ddp::DdpOptions o;
-      o.train = setup.train;
-      o.rung = arm.rung;
-      o.bucket_bytes = setup.bucket_bytes;
-      o.faults = faults_of(arm.broken);
-      ddp::DdpTrainer trainer(comm, o);
+      ddp::DdpTrainer trainer(comm, ddp_options(setup));
       std::vector<ddp::StepTimes> times;
       for (std::int64_t s = 0; s < plan.steps; ++s) {
         if (recorder)
@@ -235,11 +255,7 @@ ArmRun run_arm(const ArmSetup& setup, const RunPlan& plan) {
       }
       spans[comm.rank()] = ddp::average_spans(times);
     } else {
-      zero::ZeroOptions o;
-      o.train = setup.train;
-      o.stage = arm.trainer == TrainerKind::kZero1 ? zero::Stage::kZero1 : zero::Stage::kZero2;
-      o.bucket_bytes = setup.bucket_bytes;
-      zero::ZeroTrainer trainer(comm, o);
+      zero::ZeroTrainer trainer(comm, zero_options(setup));
       for (std::int64_t s = 0; s < plan.steps; ++s) {
         if (recorder)
           recorder->step([&] { return trainer.step(); }, trainer.model());

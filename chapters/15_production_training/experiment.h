@@ -83,6 +83,11 @@ ArmSetup make_setup(const Arm& arm, const train::TrainOptions& shared, std::size
 /// the first differing field and both values.
 void check_comparable(const ArmSetup& baseline, const ArmSetup& candidate);
 
+/// Refuses, before anything trains, an arm its trainer would refuse when built: chapter 4's
+/// check_trainable, chapter 5's or 6's resolve at the arm's ranks (a micro-batch the ranks do not
+/// divide, a broken candidate where it cannot act). The trainer's book::Error comes through.
+void check_trainable(const ArmSetup& setup);
+
 /// The rule the change promises: bit for bit when both arms add the same numbers in the same
 /// order — one device against DDP at N = 1, or two DDP rungs at the same N ≤ 2 (a sum of two
 /// numbers has one order) that both reduce every micro-batch (or accumulation 1), in the same

@@ -115,6 +115,8 @@ Experiment run_experiment(const ArmSetup& baseline, const ArmSetup& candidate,
                           std::int64_t timed_steps, const std::function<double(int)>& peak_gflops,
                           const ArmRun* baseline_run) {
   check_comparable(baseline, candidate);
+  check_trainable(baseline);
+  check_trainable(candidate);
   check_positive(plan.eval_every, "evaluation interval");  // time-to-converge needs evaluations
   check_positive(repetitions, "repetitions");
   check_positive(timed_steps, "timed steps");

@@ -151,6 +151,9 @@ void write_curves(const std::vector<const Experiment*>& runs, const std::string&
 ExperimentSection run_experiment_section(const StageOptions& options) {
   const ExperimentOptions& o = options.experiment;
   const std::string results = results_dir();  // checked writable before anything trains
+  BOOK_CHECK(o.baselines.size() == o.candidates.size() && !o.baselines.empty(),
+             "--baseline and --candidate pair by position: give as many of each (got "
+                 << o.baselines.size() << " and " << o.candidates.size() << ")");
   std::cout << "\n## The experiment\n\n"
             << "One change at a time, from the same seed: the loss first (rolled back if it "
                "differs), then tokens/s, then the profile.\n"
@@ -162,18 +165,27 @@ ExperimentSection run_experiment_section(const StageOptions& options) {
     std::cout << "tour-config: 15 | experiment --tour: " << o.steps << " steps per arm, "
               << o.repetitions << " interleaved repetitions of " << o.timed_steps
               << " steps (the chapter's run: 1000 steps, 5 repetitions)\n";
-  BOOK_CHECK(o.baselines.size() == o.candidates.size() && !o.baselines.empty(),
-             "--baseline and --candidate pair by position: give as many of each (got "
-                 << o.baselines.size() << " and " << o.candidates.size() << ")");
+  // Every arm parsed, and every pair checked, before anything trains: a typo in the last arm
+  // must not cost the first pair's minutes.
   const train::TrainOptions shared = shared_run(o);
   const std::size_t bucket = static_cast<std::size_t>(o.bucket_kib) * 1024;
+  auto setup = [&](const std::string& spec) { return make_setup(parse_arm(spec), shared, bucket); };
+  std::vector<std::pair<ArmSetup, ArmSetup>> setups;
+  for (std::size_t i = 0; i < o.baselines.size(); ++i)
+    setups.emplace_back(setup(o.baselines[i]), setup(o.candidates[i]));
+  for (const std::string& spec : o.broken) setups.emplace_back(setups.front().first, setup(spec));
+  for (const auto& [a, b] : setups) {
+    check_comparable(a, b);
+    check_trainable(a);
+    check_trainable(b);
+    rule_for(o, a, b);
+  }
   const RunPlan plan{o.steps, o.eval_every, 4};
   ExperimentSection section;
   Table csv({"baseline", "candidate", "step", "baseline loss", "candidate loss", "difference"});
   std::vector<Experiment> pairs;
   for (std::size_t i = 0; i < o.baselines.size(); ++i) {
-    const ArmSetup a = make_setup(parse_arm(o.baselines[i]), shared, bucket);
-    const ArmSetup b = make_setup(parse_arm(o.candidates[i]), shared, bucket);
+    const auto& [a, b] = setups[i];
     pairs.push_back(
         run_experiment(a, b, rule_for(o, a, b), plan, o.repetitions, o.timed_steps, peak_of));
     print_pair(pairs.back(), o, csv);
@@ -185,12 +197,11 @@ ExperimentSection run_experiment_section(const StageOptions& options) {
   if (!o.broken.empty())
     std::cout << "\n### Broken candidates against " << o.baselines.front() << "\n";
   std::vector<Experiment> broken;
-  for (const std::string& spec : o.broken) {
-    const ArmSetup& a = pairs.front().baseline;
-    const ArmSetup b = make_setup(parse_arm(spec), shared, bucket);
+  for (std::size_t i = o.baselines.size(); i < setups.size(); ++i) {
+    const auto& [a, b] = setups[i];
     broken.push_back(run_experiment(a, b, rule_for(o, a, b), plan, o.repetitions, o.timed_steps,
                                     peak_of, &pairs.front().baseline_run));
-    std::cout << spec << ": " << broken.back().verdict.line() << "\n";
+    std::cout << arm_name(b.arm) << ": " << broken.back().verdict.line() << "\n";
   }
   csv.write_csv(results + "/ch15_experiment.csv");
   csv.write_json(results + "/ch15_experiment.json");

@@ -216,6 +216,16 @@ TEST(Experiment, APairThatCannotBeComparedIsRefusedBeforeTraining) {
   c = arm("ddp:2:flat:fp32");
   c.bucket_bytes = 2048;
   refused(c, "bucket_bytes");
+  // An arm its trainer would refuse, refused before the baseline trains.
+  expect_error(
+      [&] {
+        run_experiment(base, arm("ddp:3:flat:fp32"), EquivalenceRule{}, RunPlan{1, 1, 1}, 1, 1,
+                       unit_peak);
+      },
+      "not divisible by 3 ranks");
+  expect_error([&] { check_trainable(arm("ddp:2:flat:fp32:skip-last-bucket")); },
+               "skip_last_bucket needs an overlapped rung");
+  expect_error([&] { check_trainable(arm("zero1:8:fp32")); }, "not divisible by 8 ranks");
   // The precision may differ: it can be the change under test.
   EXPECT_NO_THROW(check_comparable(base, arm("one:bf16")));
 }
