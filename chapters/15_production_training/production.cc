@@ -19,6 +19,7 @@ int body(int argc, char** argv) {
   book::print_machine_load();
   std::vector<RunReport> runs;
   if (!runs.empty()) report_section(options, runs);
+  p99_section(options);
   return 0;
 }
 
