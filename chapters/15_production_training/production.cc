@@ -21,6 +21,7 @@ int body(int argc, char** argv) {
   const ExperimentSection experiment = run_experiment_section(options);
   runs.insert(runs.end(), experiment.reports.begin(), experiment.reports.end());
   if (!runs.empty()) report_section(options, runs);
+  p99_section(options);
   return 0;
 }
 
