@@ -4,6 +4,37 @@
 #include "common/check.h"
 
 namespace book::train {
+namespace {
+
+// This chapter's activation policy: every block keeps all its activations in a BlockActivations
+// of its own, the attention core's saved numbers in its att.
+template <typename T>
+class KeepEverything final : public BlockMemory<T> {
+ public:
+  explicit KeepEverything(const Model<T>& model) : first_(model.part().first_layer) {
+    for (int l = model.part().first_layer; l < model.part().last_layer; ++l)
+      blocks_.push_back(model.block_activations());
+  }
+  void forward(Model<T>& model, Activations<T>& acts, int layer) override {
+    BlockActivations<T>& block = blocks_[layer - first_];
+    model.forward_block(acts, layer, block, block.att.data());
+  }
+  void backward(Model<T>& model, Activations<T>& acts, int layer) override {
+    model.backward_block(acts, layer, blocks_[layer - first_]);
+  }
+  BlockActivations<T>* kept(int layer) override { return &blocks_[layer - first_]; }
+  std::size_t bytes() const override {
+    std::size_t total = 0;
+    for (const auto& b : blocks_) total += b.bytes();
+    return total;
+  }
+
+ private:
+  int first_;
+  std::vector<BlockActivations<T>> blocks_;
+};
+
+}  // namespace
 
 template <typename T>
 Activations<T>::Activations(const Model<T>& model)
@@ -25,12 +56,13 @@ Activations<T>::Activations(const Model<T>& model)
     stream_.emplace_back(held * c, kActs, tracker);
     stream_grad_.emplace_back(held * c, kActs, tracker);
   }
-  if (model.recompute() != Recomputation::kNone || model.attention_kernel() != nullptr)
-    make_remedy_blocks(model);
-  else
-    for (int l = first_layer_; l < last_layer_; ++l)
-      blocks_.emplace_back(config, part.tensor_parallel, max_batch_, context_, tracker,
-                           /*attention_probabilities=*/true, &tp);
+  if (model.activation_policy()) {
+    blocks_ = model.activation_policy()(model);
+    BOOK_CHECK(blocks_ != nullptr, "Activations: the model's activation policy made no "
+                                   "BlockMemory (ModelOptions::activation_policy returned null)");
+  } else {
+    blocks_ = std::make_unique<KeepEverything<T>>(model);
+  }
   if (part.has_head(config)) {
     targets_ = TrackedBuffer<int>(n, kActs, tracker);
     lnf_ = TrackedBuffer<T>(held * c, kActs, tracker);
@@ -69,12 +101,15 @@ T* Activations<T>::residual(int layer) {
 
 template <typename T>
 BlockActivations<T>& Activations<T>::block(int layer) {
-  BOOK_CHECK(layer < last_layer_, "block: layer " << layer << " is outside this part's blocks "
-                                                  << first_layer_ << ".." << last_layer_ - 1);
-  BOOK_CHECK(blocks_.size() == static_cast<std::size_t>(last_layer_ - first_layer_),
-             "block: with full recomputation the activations keep no block's buffers; build the "
-             "model with Recomputation::kNone to run a block's backward in pieces");
-  return blocks_[index(layer, "block")];
+  BOOK_CHECK(first_layer_ <= layer && layer < last_layer_,
+             "block: layer " << layer << " is outside this part's blocks " << first_layer_ << ".."
+                             << last_layer_ - 1);
+  BlockActivations<T>* kept = blocks_->kept(layer);
+  BOOK_CHECK(kept != nullptr,
+             "block: the model's activation policy does not keep block "
+                 << layer << "'s activations whole; build the model without one "
+                 << "(ModelOptions::activation_policy) to run a block's backward in pieces");
+  return *kept;
 }
 
 template <typename T>
@@ -95,10 +130,10 @@ std::size_t Activations<T>::layer_bytes(int layer) const {
   BOOK_CHECK(first_layer_ <= layer && layer < last_layer_,
              "layer_bytes: layer " << layer << " is outside this part's " << first_layer_ << ".."
                                    << last_layer_ - 1);
-  BOOK_CHECK(blocks_.size() == static_cast<std::size_t>(last_layer_ - first_layer_),
-             "layer_bytes: with full recomputation the layers share one block's buffers");
-  const std::size_t i = static_cast<std::size_t>(layer - first_layer_);
-  return blocks_[i].bytes() + stream_[i].bytes();
+  const BlockActivations<T>* kept = blocks_->kept(layer);
+  BOOK_CHECK(kept != nullptr, "layer_bytes: the model's activation policy does not keep block "
+                                  << layer << "'s activations whole");
+  return kept->bytes() + stream_[static_cast<std::size_t>(layer - first_layer_)].bytes();
 }
 
 template <typename T>
@@ -106,9 +141,8 @@ std::size_t Activations<T>::bytes() const {
   std::size_t total = tokens_.bytes() + targets_.bytes();
   for (const auto& b : stream_) total += b.bytes();
   for (const auto& b : stream_grad_) total += b.bytes();
-  for (const auto& b : blocks_) total += b.bytes();
+  total += blocks_->bytes();
   for (const auto* b : {&lnf_, &lnf_mean_, &lnf_rstd_, &logits_, &probs_}) total += b->bytes();
-  total += shared_saved_.bytes();
   return total;
 }
 

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "chapters/04_training_baseline/block.h"
+#include "chapters/04_training_baseline/memory_seams.h"
 #include "common/memory.h"
 
 namespace book::train {
@@ -29,10 +31,9 @@ class Model;
 /// - the head (last part): the final LayerNorm's output and statistics C + 2 per held row,
 ///   logits and probabilities 2V.
 ///
-/// With a memory seam in the model's options (memory_seams.h) the blocks' part changes: an
-/// attention kernel's saved numbers replace the h·T probabilities per row; selective
-/// recomputation keeps them for one block only (shared by all), full recomputation keeps one
-/// block's BlockActivations in all.
+/// The blocks' part is what the model's activation policy keeps (its BlockMemory,
+/// memory_seams.h); the above is the default, which keeps everything. An attention kernel's
+/// saved numbers replace the h·T probabilities per row.
 template <typename T>
 class Activations {
  public:
@@ -57,13 +58,13 @@ class Activations {
   /// residual_grad(last) and sends residual_grad(first).
   T* residual_grad(int layer);
   /// What block `layer` (one of the part's blocks, first..last−1) kept in the forward pass: for
-  /// code that runs a block's backward in pieces (zero-bubble pipeline schedules).
-  /// Throws book::Error under full recomputation, which keeps no block's activations.
+  /// code that runs a block's backward in pieces. Throws book::Error when the model's activation
+  /// policy does not keep that block's activations whole (BlockMemory::kept).
   BlockActivations<T>& block(int layer);
   /// Logits of the last head_forward, [B·T, V] (last part only; V: the slice's vocabulary rows).
   const T* logits() const;
   /// Bytes layer `layer` keeps for its backward pass: its block's activations and its input.
-  /// Throws book::Error under full recomputation (the layers share one block's buffers).
+  /// Throws book::Error when the activation policy does not keep that block's activations whole.
   std::size_t layer_bytes(int layer) const;
   /// Bytes of every buffer (the formula above at max_batch × context).
   std::size_t bytes() const;
@@ -71,7 +72,6 @@ class Activations {
  private:
   friend class Model<T>;
   std::size_t index(int layer, const char* who) const;
-  void make_remedy_blocks(const Model<T>& model);  // model_remedies.cc
 
   const Model<T>* owner_;
   int first_layer_, last_layer_, max_batch_, context_;
@@ -79,9 +79,8 @@ class Activations {
   bool has_targets_ = false;
   TrackedBuffer<int> tokens_, targets_;
   std::vector<TrackedBuffer<T>> stream_, stream_grad_;
-  std::vector<BlockActivations<T>> blocks_;
+  std::unique_ptr<BlockMemory<T>> blocks_;  // what the activation policy keeps of the blocks
   TrackedBuffer<T> lnf_, lnf_mean_, lnf_rstd_, logits_, probs_;
-  TrackedBuffer<T> shared_saved_;  // selective recomputation: one block's attention-saved numbers
 };
 
 }  // namespace book::train

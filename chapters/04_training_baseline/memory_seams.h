@@ -1,9 +1,10 @@
 /// @file
-/// Seams where a memory remedy plugs into the model and the trainer without the model knowing
-/// which: which activations a model keeps (Recomputation, recomputation.h), which attention kernel
-/// its blocks call (AttentionKernel), and which optimizer the trainer steps (TrainerOptimizer).
-/// Each default is this chapter's own behaviour: every activation kept, the materialising
-/// attention of layers.h, AdamW with FP32 moments (adamw_state.h).
+/// Seams where a way of saving memory plugs into the model and the trainer without the model
+/// knowing which: what a micro-batch keeps of its blocks' activations (the activation policy:
+/// BlockMemory, ActivationPolicy), which attention kernel the blocks call (AttentionKernel), and
+/// which optimizer the trainer steps (TrainerOptimizer). Each default is this chapter's own
+/// behaviour: every block's activations kept, the materialising attention of layers.h, AdamW with
+/// FP32 moments (adamw_state.h).
 #pragma once
 
 #include <cstddef>
@@ -11,19 +12,50 @@
 #include <memory>
 #include <span>
 
+#include "chapters/04_training_baseline/block.h"
 #include "chapters/04_training_baseline/optimizer.h"
 #include "chapters/04_training_baseline/parameters.h"
-#include "chapters/04_training_baseline/recomputation.h"
 #include "common/memory.h"
 
 namespace book::train {
+
+template <typename T>
+class Model;
+template <typename T>
+class Activations;
+
+/// What one micro-batch keeps of its blocks' activations between the forward and the backward
+/// pass, and how each block's backward gets back what was not kept. The Model runs every block
+/// through it (layers_forward, layers_backward); it runs the block with the Model's one-block
+/// passes (Model::forward_block, backward_block, rerun_attention) on buffers it chose. This
+/// chapter's keeps every block's activations; one that keeps less recomputes the rest before the
+/// block's backward. Its buffers report to the model's tracker as kActivations.
+template <typename T>
+class BlockMemory {
+ public:
+  virtual ~BlockMemory() = default;
+  /// Runs block `layer`'s forward on `acts`' micro-batch, keeping what this memory keeps.
+  virtual void forward(Model<T>& model, Activations<T>& acts, int layer) = 0;
+  /// Runs block `layer`'s backward, first recomputing what the forward did not keep.
+  virtual void backward(Model<T>& model, Activations<T>& acts, int layer) = 0;
+  /// Block `layer`'s activations, whole, when this memory keeps them (and only them) from the
+  /// forward to the backward; null otherwise.
+  virtual BlockActivations<T>* kept(int layer) = 0;
+  /// Bytes of every buffer it holds.
+  virtual std::size_t bytes() const = 0;
+};
+
+/// The activation policy: makes the BlockMemory of each micro-batch of `model` (one per
+/// Activations). Empty: every block keeps all its activations.
+template <typename T>
+using ActivationPolicy = std::function<std::unique_ptr<BlockMemory<T>>(const Model<T>& model)>;
 
 /// The causal attention core a block calls between its qkv projection and its output projection,
 /// for whole sequences (qkv [B·T, 3·h·D] in layers.h's layout, out [B·T, h·D]). What the forward
 /// keeps for the backward, `saved`, is the kernel's choice: chapter 4's kernel keeps the
 /// probabilities (B·h·T·T numbers); a tiled kernel keeps one log-sum-exp per row (B·h·T).
-/// Implementations must be deterministic: recomputation relies on a second forward giving the same
-/// numbers.
+/// Implementations must be deterministic: an activation policy that recomputes relies on a second
+/// forward giving the same numbers.
 template <typename T>
 class AttentionKernel {
  public:

@@ -20,7 +20,7 @@ Model<T>::Model(const Config& config, int max_batch, const ModelOptions<T>& opti
       layout_(config, options.part),
       tp_(options.tensor_parallel != nullptr ? options.tensor_parallel : &one_device<T>()),
       tracker_(options.tracker) {
-  recompute_ = options.recompute;
+  activation_policy_ = options.activation_policy;
   attention_ = options.attention;
   BOOK_CHECK(max_batch >= 1, "Model: max_batch must be >= 1, got " << max_batch);
   const TensorParallelSlice& slice = layout_.part().tensor_parallel;
@@ -143,6 +143,24 @@ std::span<T> Model<T>::tied_embedding_grad() {
 template <typename T>
 std::size_t Model<T>::workspace_bytes() const {
   return workspace_.bytes() + dlogits_.bytes() + dlnf_.bytes();
+}
+
+template <typename T>
+std::size_t Model<T>::attention_saved_elements() const {
+  const int heads = part().tensor_parallel.heads(config_);
+  if (attention_ != nullptr) return attention_->saved_elements(max_batch_, config_.context, heads);
+  return static_cast<std::size_t>(max_batch_) * config_.context * heads * config_.context;
+}
+
+template <typename T>
+BlockActivations<T> Model<T>::block_activations(bool with_saved) const {
+  // Chapter 4's attention: the probabilities in their place among the buffers; another kernel's
+  // saved numbers after them, in the size it asks for.
+  BlockActivations<T> block(config_, part().tensor_parallel, max_batch_, config_.context, tracker_,
+                            /*attention_probabilities=*/with_saved && attention_ == nullptr, tp_);
+  if (with_saved && attention_ != nullptr)
+    block.att = TrackedBuffer<T>(attention_saved_elements(), MemoryCategory::kActivations, tracker_);
+  return block;
 }
 
 template <typename T>

@@ -64,10 +64,10 @@ struct ModelOptions {
   /// nowhere until the caller points it at buffers it owns with Model::bind_range: for a trainer
   /// that holds 1/N of the parameters and gathers one layer at a time into such buffers (ZeRO-3).
   bool own_parameters = true;
-  /// Which activations the forward keeps (memory_seams.h): kNone keeps all (the default);
-  /// kSelective and kFull recompute in layers_backward. Whole sequences only: the split block
-  /// backward (through Activations::block) needs kNone.
-  Recomputation recompute = Recomputation::kNone;
+  /// What each micro-batch keeps of the blocks' activations for the backward pass, and so what
+  /// the backward recomputes (memory_seams.h); empty: every block keeps all of its own, which
+  /// Activations::block hands out.
+  ActivationPolicy<T> activation_policy;
   /// The blocks' attention core (memory_seams.h); null: chapter 4's attention_forward and
   /// attention_backward, which keep the probabilities. Not owned; must outlive the model.
   const AttentionKernel<T>* attention = nullptr;
@@ -159,23 +159,39 @@ class Model {
   const TrackedBuffer<T>& grads() const { return grads_; }    ///< Flat gradients, same layout.
   /// Bytes of the workspace (block and head scratch).
   std::size_t workspace_bytes() const;
-  /// Which activations the forward keeps (ModelOptions::recompute).
-  Recomputation recompute() const { return recompute_; }
+  /// The activation policy (ModelOptions::activation_policy; empty: keep everything).
+  const ActivationPolicy<T>& activation_policy() const { return activation_policy_; }
   /// The blocks' attention kernel (ModelOptions::attention; null: chapter 4's).
   const AttentionKernel<T>* attention_kernel() const { return attention_; }
   /// The tensor-parallel seam (ModelOptions::tensor_parallel, or OneDevice).
   TensorParallelism<T>& tensor_parallelism() const { return *tp_; }
 
+  /// One block's passes, for a BlockMemory (memory_seams.h), which chooses where each block
+  /// keeps its activations. Block `layer` of the part on `acts`' micro-batch: reads
+  /// residual(layer), writes residual(layer + 1), keeps its activations in `keep` and what the
+  /// attention core saves for the backward in `saved` (attention_saved_elements() numbers; keep.att
+  /// is not touched). With `rerun`, the same forward again before the block's backward, for its
+  /// activations only: its output, already in residual(layer + 1), goes to scratch.
+  void forward_block(Activations<T>& acts, int layer, BlockActivations<T>& keep, T* saved,
+                     bool rerun = false);
+  /// The attention core of a block alone again, from the q, k, v `block` kept: rewrites `saved`
+  /// (the output, equal to block.att_out, goes to scratch).
+  void rerun_attention(const Activations<T>& acts, const BlockActivations<T>& block, T* saved);
+  /// Block `layer`'s backward from `kept`, whole (its att holding what the attention core saved):
+  /// reads residual_grad(layer + 1), writes residual_grad(layer), adds the block's gradients.
+  void backward_block(Activations<T>& acts, int layer, BlockActivations<T>& kept);
+  /// Room for one block's activations for max_batch × context rows, reported to the tracker;
+  /// with `with_saved` its att holds attention_saved_elements() numbers, else it is empty.
+  BlockActivations<T> block_activations(bool with_saved = true) const;
+  /// What the attention core saves for the backward, per block, at max_batch × context: the
+  /// probabilities (B·h·T·T numbers) of chapter 4's attention, or the kernel's saved_elements.
+  std::size_t attention_saved_elements() const;
+
  private:
   void check(const Activations<T>& acts, const char* who, bool needs_shape = true) const;
   std::span<T> wte_of(TrackedBuffer<T>& buffer);
-  // The passes with a memory seam in use (memory_seams.h; model_remedies.cc).
-  bool plain_passes() const { return recompute_ == Recomputation::kNone && attention_ == nullptr; }
-  void layers_forward_remedies(Activations<T>& acts, int first, int last);
-  void layers_backward_remedies(Activations<T>& acts, int last, int first,
-                                const GradientReadyHook& ready);
+  int block_index(const Activations<T>& acts, int layer, const char* who) const;
   AttentionCore<T> attention_core(const Activations<T>& acts, T* saved) const;
-  AttentionBackwardCore<T> attention_backward_core(const Activations<T>& acts) const;
 
   Config config_;
   int max_batch_;
@@ -187,7 +203,7 @@ class Model {
   BlockWorkspace<T> workspace_;
   TrackedBuffer<T> dlogits_, dlnf_;  // the head's backward scratch
   std::unique_ptr<Activations<T>> own_activations_;
-  Recomputation recompute_ = Recomputation::kNone;
+  ActivationPolicy<T> activation_policy_;
   const AttentionKernel<T>* attention_ = nullptr;
 };
 

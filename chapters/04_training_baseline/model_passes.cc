@@ -32,12 +32,9 @@ void Model<T>::layers_forward(Activations<T>& acts, int first, int last) {
   BOOK_CHECK(part().first_layer <= first && first <= last && last <= part().last_layer,
              "layers_forward: range [" << first << ", " << last << ") is not inside this part's ["
                                        << part().first_layer << ", " << part().last_layer << ")");
-  if (!plain_passes()) return layers_forward_remedies(acts, first, last);
-  for (int l = first; l < last; ++l) {
-    const int i = l - part().first_layer;
-    block_forward(config_, part().tensor_parallel, p_.blocks[i], acts.batch(), acts.seq_len(),
-                  acts.residual(l), acts.residual(l + 1), acts.blocks_[i], workspace_, tp_);
-  }
+  // The micro-batch's BlockMemory runs each block (forward_block), keeping what the activation
+  // policy keeps: by default each block's activations in a BlockActivations of its own.
+  for (int l = first; l < last; ++l) acts.blocks_->forward(*this, acts, l);
 }
 
 template <typename T>
@@ -105,12 +102,8 @@ void Model<T>::layers_backward(Activations<T>& acts, int last, int first,
   BOOK_CHECK(part().first_layer <= first && first <= last && last <= part().last_layer,
              "layers_backward: range [" << first << ", " << last << ") is not inside this part's ["
                                         << part().first_layer << ", " << part().last_layer << ")");
-  if (!plain_passes()) return layers_backward_remedies(acts, last, first, ready);
   for (int l = last - 1; l >= first; --l) {
-    const int i = l - part().first_layer;
-    block_backward(config_, part().tensor_parallel, p_.blocks[i], g_.blocks[i], acts.batch(),
-                   acts.seq_len(), acts.residual(l), acts.residual_grad(l + 1),
-                   acts.residual_grad(l), acts.blocks_[i], workspace_, tp_);
+    acts.blocks_->backward(*this, acts, l);  // backward_block, after any recomputation
     if (ready) {
       const auto [begin, end] = layout_.layer_range(l);
       ready(begin, end);
@@ -132,6 +125,65 @@ void Model<T>::embed_backward(Activations<T>& acts, const GradientReadyHook& rea
   }
 }
 
+template <typename T>
+int Model<T>::block_index(const Activations<T>& acts, int layer, const char* who) const {
+  check(acts, who);
+  BOOK_CHECK(part().first_layer <= layer && layer < part().last_layer,
+             who << ": block " << layer << " is not one of this part's blocks "
+                 << part().first_layer << ".." << part().last_layer - 1);
+  return layer - part().first_layer;
+}
+
+// The attention core the blocks call: chapter 4's (layers.h), or the kernel's, writing what it
+// saves for the backward into `saved`.
+template <typename T>
+AttentionCore<T> Model<T>::attention_core(const Activations<T>& acts, T* saved) const {
+  const int batch = acts.batch(), seq_len = acts.seq_len();
+  const int heads = part().tensor_parallel.heads(config_), hs = config_.head_size();
+  if (attention_ != nullptr)
+    return [=, this](const T* qkv, T* out) {
+      attention_->forward(qkv, batch, seq_len, heads, hs, saved, out);
+    };
+  return
+      [=](const T* qkv, T* out) { attention_forward(qkv, batch, seq_len, heads, hs, saved, out); };
+}
+
+template <typename T>
+void Model<T>::forward_block(Activations<T>& acts, int layer, BlockActivations<T>& keep, T* saved,
+                             bool rerun) {
+  const int i = block_index(acts, layer, "forward_block");
+  // A rerun's output equals residual(layer + 1): it goes to the workspace's d_residual, which
+  // block_backward overwrites before it reads it.
+  T* out = rerun ? workspace_.d_residual.data() : acts.residual(layer + 1);
+  block_forward_rows(config_, part().tensor_parallel, p_.blocks[i], acts.batch() * acts.seq_len(),
+                     acts.residual(layer), out, keep, workspace_, attention_core(acts, saved), tp_);
+}
+
+template <typename T>
+void Model<T>::rerun_attention(const Activations<T>& acts, const BlockActivations<T>& block,
+                               T* saved) {
+  check(acts, "rerun_attention");
+  // The output equals block.att_out: it goes to d_att_out, which block_backward zeroes first.
+  attention_core(acts, saved)(block.qkv.data(), workspace_.d_att_out.data());
+}
+
+template <typename T>
+void Model<T>::backward_block(Activations<T>& acts, int layer, BlockActivations<T>& kept) {
+  const int i = block_index(acts, layer, "backward_block");
+  AttentionBackwardCore<T> attention_backward;  // empty: block_backward's own (chapter 4's)
+  if (attention_ != nullptr) {
+    const int batch = acts.batch(), seq_len = acts.seq_len();
+    const int heads = part().tensor_parallel.heads(config_), hs = config_.head_size();
+    attention_backward = [=, this](const T* dout, const T* qkv, const T* out, const T* saved,
+                                   T* dqkv) {
+      attention_->backward(dout, qkv, out, saved, batch, seq_len, heads, hs, dqkv);
+    };
+  }
+  block_backward(config_, part().tensor_parallel, p_.blocks[i], g_.blocks[i], acts.batch(),
+                 acts.seq_len(), acts.residual(layer), acts.residual_grad(layer + 1),
+                 acts.residual_grad(layer), kept, workspace_, tp_, attention_backward);
+}
+
 // The members defined here, for the two number types (the class itself is instantiated in
 // model.cc).
 #define BOOK_MODEL_PASSES(T)                                                                    \
@@ -140,7 +192,10 @@ void Model<T>::embed_backward(Activations<T>& acts, const GradientReadyHook& rea
   template T Model<T>::head_forward(Activations<T>&, const int*);                               \
   template void Model<T>::head_backward(Activations<T>&, T, const GradientReadyHook&);          \
   template void Model<T>::layers_backward(Activations<T>&, int, int, const GradientReadyHook&); \
-  template void Model<T>::embed_backward(Activations<T>&, const GradientReadyHook&);
+  template void Model<T>::embed_backward(Activations<T>&, const GradientReadyHook&);          \
+  template void Model<T>::forward_block(Activations<T>&, int, BlockActivations<T>&, T*, bool);  \
+  template void Model<T>::rerun_attention(const Activations<T>&, const BlockActivations<T>&, T*); \
+  template void Model<T>::backward_block(Activations<T>&, int, BlockActivations<T>&);
 
 BOOK_MODEL_PASSES(float)
 BOOK_MODEL_PASSES(double)

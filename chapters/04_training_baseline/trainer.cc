@@ -35,7 +35,7 @@ std::int32_t precision_code(DType precision) {
 ModelOptions<float> model_options(const TrainOptions& options, MemoryTracker* tracker) {
   ModelOptions<float> o;
   o.tracker = tracker;
-  o.recompute = options.recompute;
+  o.activation_policy = options.activation_policy;
   o.attention = options.attention;
   if (options.precision != DType::kF32)
     o.parameter_category = o.gradient_category = MemoryCategory::kOther;

@@ -39,8 +39,9 @@ struct TrainOptions {
   DType precision = DType::kF32;    ///< storage of weights and gradients: f32, bf16 or f16
   LossScaler::Options scaler;       ///< dynamic loss scaling (used with FP16 only)
   std::uint64_t seed = 1234;        ///< initialisation and data order
-  /// Memory seams (memory_seams.h: where a remedy plugs in). Which activations the model keeps.
-  Recomputation recompute = Recomputation::kNone;
+  /// The memory seams (memory_seams.h). What the model keeps of its blocks' activations for the
+  /// backward (ModelOptions::activation_policy); empty: everything.
+  ActivationPolicy<float> activation_policy;
   /// The blocks' attention kernel; null: chapter 4's. Not owned; must outlive the trainer.
   const AttentionKernel<float>* attention = nullptr;
   /// Makes the optimizer that replaces the trainer's AdamW (which then allocates no moments);

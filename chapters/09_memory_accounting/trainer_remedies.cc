@@ -183,7 +183,7 @@ RemedyMeasurement measure_remedies(const train::TrainOptions& options, const Rem
   TiledAttention<float> tiled(r.tiled_attention ? r.tile : 1, &device);
   OffloadOptimizer* offload = nullptr;
   train::TrainOptions o = options;
-  o.recompute = r.recompute;
+  o.activation_policy = recomputation_policy<float>(r.recompute);
   if (r.tiled_attention) o.attention = &tiled;
   const bool mixed = options.precision != DType::kF32;
   if (r.offload)

@@ -1,9 +1,9 @@
 /// @file
 /// The OOM remedies as switches of chapter 4's real Trainer, through its memory seams
 /// (chapters/04_training_baseline/memory_seams.h): tiled attention as an AttentionKernel, 8-bit
-/// Adam and optimizer-state offload as TrainerOptimizers, and recomputation as chapter 4's own
-/// Recomputation modes. measure_remedies() trains with a set of them and reads the tracker;
-/// predict_remedies() says what that tracker will read, from the formulas alone.
+/// Adam and optimizer-state offload as TrainerOptimizers, and recomputation as an activation
+/// policy (recomputation_policy.h). measure_remedies() trains with a set of them and reads the
+/// tracker; predict_remedies() says what that tracker will read, from the formulas alone.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +17,7 @@
 #include "chapters/09_memory_accounting/adam_8bit.h"
 #include "chapters/09_memory_accounting/flash_attention.h"
 #include "chapters/09_memory_accounting/offload.h"
+#include "chapters/09_memory_accounting/recomputation_policy.h"
 #include "common/memory.h"
 
 namespace book::mem {
@@ -45,7 +46,7 @@ class TiledAttention final : public train::AttentionKernel<T> {
 
 /// Which remedies a run switches on (each off by default: chapter 4's plain trainer).
 struct Remedies {
-  train::Recomputation recompute = train::Recomputation::kNone;  ///< chapter 4's modes
+  train::Recomputation recompute = train::Recomputation::kNone;  ///< recomputation_policy's
   bool tiled_attention = false;  ///< TiledAttention instead of chapter 4's attention
   int tile = 16;                 ///< its tile
   /// The optimizer's state (FP32 master weights in mixed precision, and the moments) on a host

@@ -1,42 +1,26 @@
-// Chapter 4's memory seams (memory_seams.h) with chapter 4's own pieces behind them: every
-// recomputation mode, an attention kernel that is chapter 4's attention, and an optimizer that is
-// chapter 4's AdamW (holding its master weights itself) train exactly as the defaults do, while
-// the activations' bytes drop by what each mode stops keeping.
+// Chapter 4's memory seams (memory_seams.h) with chapter 4's own pieces behind them: an
+// activation policy that keeps everything in buffers of its own, an attention kernel that is
+// chapter 4's attention, and an optimizer that is chapter 4's AdamW (holding its master weights
+// itself) train exactly as the defaults do.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "chapters/04_training_baseline/adamw_state.h"
-#include "chapters/04_training_baseline/layers.h"
 #include "chapters/04_training_baseline/memory_seams.h"
 #include "chapters/04_training_baseline/model.h"
 #include "chapters/04_training_baseline/step.h"
 #include "chapters/04_training_baseline/trainer.h"
 #include "common/rng.h"
 #include "common/testing/expect_error.h"
+#include "tests/04_training_baseline/materialising_kernel.h"
 
 namespace book::train {
 namespace {
 
-// Chapter 4's attention behind the seam, counting its calls.
-class MaterialisingKernel final : public AttentionKernel<double> {
- public:
-  std::size_t saved_elements(int batch, int seq_len, int heads) const override {
-    return static_cast<std::size_t>(batch) * heads * seq_len * seq_len;
-  }
-  void forward(const double* qkv, int batch, int seq_len, int heads, int head_size, double* saved,
-               double* out) const override {
-    ++forwards;
-    attention_forward(qkv, batch, seq_len, heads, head_size, saved, out);
-  }
-  void backward(const double* dout, const double* qkv, const double*, const double* saved,
-                int batch, int seq_len, int heads, int head_size, double* dqkv) const override {
-    ++backwards;
-    attention_backward(dout, qkv, saved, batch, seq_len, heads, head_size, dqkv);
-  }
-  mutable int forwards = 0, backwards = 0;
-};
+using book::testing::MaterialisingKernel;
 
 Config tiny() {
   Config c;
@@ -80,46 +64,90 @@ SeamRun run_once(const ModelOptions<double>& options) {
   return r;
 }
 
-TEST(MemorySeams, RecomputationAndKernelKeepGradientsBitForBit) {
-  const SeamRun plain = run_once({});
-  const Config c = tiny();
-  const std::size_t rows = 3 * 7, probs = rows * c.n_head * c.context * sizeof(double);
-  const std::size_t block = BlockActivations<double>(c, {}, 3, 7).bytes();
-  for (Recomputation mode :
-       {Recomputation::kNone, Recomputation::kSelective, Recomputation::kFull}) {
-    MaterialisingKernel kernel;
-    for (const AttentionKernel<double>* k :
-         {static_cast<const AttentionKernel<double>*>(nullptr),
-          static_cast<const AttentionKernel<double>*>(&kernel)}) {
-      ModelOptions<double> o;
-      o.recompute = mode;
-      o.attention = k;
-      const SeamRun r = run_once(o);
-      EXPECT_EQ(std::memcmp(&r.loss, &plain.loss, sizeof(double)), 0)
-          << recomputation_name(mode) << (k ? ", kernel" : "");
-      ASSERT_EQ(r.grads.size(), plain.grads.size());
-      EXPECT_EQ(std::memcmp(r.grads.data(), plain.grads.data(), r.grads.size() * sizeof(double)), 0)
-          << recomputation_name(mode) << (k ? ", kernel" : "") << ": gradients differ";
-      // Selective keeps one block's probabilities instead of three; full one block instead of
-      // three (its probabilities included).
-      const std::size_t dropped = mode == Recomputation::kNone        ? 0
-                                  : mode == Recomputation::kSelective ? 2 * probs
-                                                                      : 2 * block;
-      EXPECT_EQ(r.activation_bytes, plain.activation_bytes - dropped) << recomputation_name(mode);
-    }
-    // The kernel ran once per block forward, again per block under recomputation, and backward.
-    const int per_forward = 3;
-    EXPECT_EQ(kernel.forwards, per_forward * (mode == Recomputation::kNone ? 1 : 2));
-    EXPECT_EQ(kernel.backwards, 3);
-  }
+void expect_same_training(const SeamRun& r, const SeamRun& plain, const char* what) {
+  EXPECT_EQ(std::memcmp(&r.loss, &plain.loss, sizeof(double)), 0) << what;
+  ASSERT_EQ(r.grads.size(), plain.grads.size()) << what;
+  EXPECT_EQ(std::memcmp(r.grads.data(), plain.grads.data(), r.grads.size() * sizeof(double)), 0)
+      << what << ": gradients differ";
 }
 
-TEST(MemorySeams, FullRecomputationKeepsNoBlockToSplit) {
+TEST(MemorySeams, AnAttentionKernelKeepsGradientsBitForBit) {
+  const SeamRun plain = run_once({});
+  MaterialisingKernel kernel;
   ModelOptions<double> o;
-  o.recompute = Recomputation::kFull;
+  o.attention = &kernel;
+  const SeamRun r = run_once(o);
+  expect_same_training(r, plain, "chapter 4's attention as a kernel");
+  EXPECT_EQ(r.activation_bytes, plain.activation_bytes) << "it saves the same probabilities";
+  EXPECT_EQ(kernel.forwards, 3) << "once per block";
+  EXPECT_EQ(kernel.backwards, 3) << "once per block";
+}
+
+// A policy that keeps every block's activations, as the default does, in buffers of its own
+// that it does not hand out, counting the blocks it runs.
+struct Counts {
+  int forwards = 0, backwards = 0;
+};
+class KeepInOwnBuffers final : public BlockMemory<double> {
+ public:
+  KeepInOwnBuffers(const Model<double>& model, Counts& counts) : counts_(&counts) {
+    for (int l = 0; l < model.config().n_layer; ++l) blocks_.push_back(model.block_activations());
+  }
+  void forward(Model<double>& model, Activations<double>& acts, int layer) override {
+    ++counts_->forwards;
+    model.forward_block(acts, layer, blocks_[layer], blocks_[layer].att.data());
+  }
+  void backward(Model<double>& model, Activations<double>& acts, int layer) override {
+    ++counts_->backwards;
+    model.backward_block(acts, layer, blocks_[layer]);
+  }
+  BlockActivations<double>* kept(int) override { return nullptr; }
+  std::size_t bytes() const override {
+    std::size_t total = 0;
+    for (const auto& b : blocks_) total += b.bytes();
+    return total;
+  }
+
+ private:
+  Counts* counts_;
+  std::vector<BlockActivations<double>> blocks_;
+};
+
+TEST(MemorySeams, AnActivationPolicyRunsEveryBlockAndKeepsGradientsBitForBit) {
+  const SeamRun plain = run_once({});
+  Counts counts;
+  ModelOptions<double> o;
+  o.activation_policy = [&](const Model<double>& model) {
+    return std::make_unique<KeepInOwnBuffers>(model, counts);
+  };
+  const SeamRun r = run_once(o);
+  expect_same_training(r, plain, "a policy that keeps everything");
+  EXPECT_EQ(r.activation_bytes, plain.activation_bytes) << "the same buffers, held elsewhere";
+  EXPECT_EQ(counts.forwards, 3);
+  EXPECT_EQ(counts.backwards, 3);
+}
+
+TEST(MemorySeams, MisusedActivationPolicyIsRefused) {
+  Counts counts;
+  ModelOptions<double> o;
+  o.activation_policy = [&](const Model<double>& model) {
+    return std::make_unique<KeepInOwnBuffers>(model, counts);
+  };
   Model<double> model(tiny(), 2, o);
-  testing::expect_error([&] { model.activations().block(1); },
-                        {"full recomputation", "Recomputation::kNone"});
+  Activations<double>& acts = model.activations();
+  testing::expect_error([&] { acts.block(1); },
+                        {"activation policy does not keep block 1", "ModelOptions::activation_policy"});
+  testing::expect_error([&] { acts.layer_bytes(1); },
+                        {"layer_bytes", "does not keep block 1"});
+  acts.set_shape(2, 5);
+  BlockActivations<double> block = model.block_activations();
+  testing::expect_error([&] { model.forward_block(acts, 3, block, block.att.data()); },
+                        {"forward_block", "block 3 is not one of this part's blocks 0..2"});
+  testing::expect_error([&] { model.backward_block(acts, -1, block); },
+                        {"backward_block", "block -1"});
+  o.activation_policy = [](const Model<double>&) { return std::unique_ptr<BlockMemory<double>>(); };
+  Model<double> broken(tiny(), 2, o);
+  testing::expect_error([&] { broken.activations(); }, {"activation policy made no BlockMemory"});
 }
 
 // Chapter 4's AdamW behind the optimizer seam, holding the master weights itself.

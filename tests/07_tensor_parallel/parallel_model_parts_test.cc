@@ -4,7 +4,6 @@
 // misused pieces are refused with messages that say why.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
@@ -130,36 +129,6 @@ TEST(ParallelModel, StagesOfRanksReproduceTheWholeModel) {
       all.push_back(grads[s][r]);
     }
   testing::expect_rank_gradients(want.layout, want.grads, layouts, all, kTolerance);
-}
-
-TEST(ParallelModel, RecomputationOnATensorParallelRankKeepsItsGradientsBitForBit) {
-  // Chapter 4's memory seams run through the same seam: selective and full recomputation on a
-  // sequence-parallel rank give exactly the gradients of the run that keeps everything.
-  const train::Config config = tiny_config();
-  const train::Batch batch = tiny_batch(31);
-  const std::vector<double> params = testing::random_parameters(train::ParameterLayout(config), 32);
-  constexpr int kRanks = 2;
-  coll::run_ranks(kRanks, [&](coll::Communicator& comm) {
-    TensorParallelGroup<double> group(comm);
-    std::vector<std::vector<double>> grads;
-    for (train::Recomputation mode : {train::Recomputation::kNone, train::Recomputation::kSelective,
-                                      train::Recomputation::kFull}) {
-      TensorParallelSeam<double> seam(config, batch.batch, &group, SequenceParallel::kOn);
-      train::ModelOptions<double> options =
-          tensor_parallel_options<double>({0, -1, {comm.rank(), kRanks}}, seam);
-      options.recompute = mode;
-      train::Model<double> model(config, batch.batch, options);
-      train::copy_from_whole<double>(train::ParameterLayout(config), params, model.layout(),
-                                     model.params().span());
-      model.zero_grad();
-      train::forward_backward(model, batch, 1.0);
-      model.finish_gradients();
-      grads.emplace_back(model.grads().begin(), model.grads().end());
-    }
-    for (std::size_t m = 1; m < grads.size(); ++m)
-      ASSERT_EQ(std::memcmp(grads[m].data(), grads[0].data(), grads[0].size() * sizeof(double)), 0)
-          << "recomputation mode " << m << " changed rank " << comm.rank() << "'s gradients";
-  });
 }
 
 TEST(ParallelModel, RefusesShapesTheRanksCannotSplit) {
