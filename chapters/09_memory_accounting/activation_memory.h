@@ -17,16 +17,15 @@
 
 #include <cstdint>
 
-#include "chapters/04_training_baseline/recomputation.h"
+#include "chapters/09_memory_accounting/recomputation.h"
 #include "common/check.h"
 
 namespace book::mem {
 
-/// What the backward pass recomputes instead of keeping: chapter 4's policies (kNone keeps every
-/// activation; kSelective recomputes the attention core, QKᵀ, softmax, dropout, ·V, which drops
-/// 5as/h per token; kFull keeps only each layer's input and recomputes the whole layer), the same
-/// names the trainer runs with.
-using train::Recomputation;
+// What the backward pass recomputes instead of keeping is a Recomputation (recomputation.h):
+// kNone keeps every activation; kSelective recomputes the attention core, QKᵀ, softmax, dropout,
+// ·V, which drops 5as/h per token; kFull keeps only each layer's input and recomputes the whole
+// layer. The same names the trainer runs with (recomputation_policy.h).
 
 /// The inputs of the formula (all positive; t divides a).
 struct LayerActivationInputs {

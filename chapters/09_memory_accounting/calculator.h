@@ -27,7 +27,7 @@ enum class Optimizer {
 /// Elements per quantisation block of 8-bit Adam (bitsandbytes uses 2048).
 inline constexpr std::int64_t kAdam8bitBlock = 2048;
 
-/// Parses a recomputation_name (chapter 4's recomputation.h); throws book::Error naming --recompute
+/// Parses a recomputation_name (recomputation.h); throws book::Error naming --recompute
 /// otherwise.
 Recomputation parse_recompute(std::string_view text);
 /// "adam", "adam8bit".

@@ -74,19 +74,19 @@ class Full final : public train::BlockMemory<T> {
 }  // namespace
 
 template <typename T>
-train::ActivationPolicy<T> recomputation_policy(train::Recomputation recomputation) {
+train::ActivationPolicy<T> recomputation_policy(Recomputation recomputation) {
   switch (recomputation) {
-    case train::Recomputation::kNone:
+    case Recomputation::kNone:
       return {};
-    case train::Recomputation::kSelective:
+    case Recomputation::kSelective:
       return [](const Model<T>& model) { return std::make_unique<Selective<T>>(model); };
-    case train::Recomputation::kFull:
+    case Recomputation::kFull:
       return [](const Model<T>& model) { return std::make_unique<Full<T>>(model); };
   }
   return {};
 }
 
-template train::ActivationPolicy<float> recomputation_policy<float>(train::Recomputation);
-template train::ActivationPolicy<double> recomputation_policy<double>(train::Recomputation);
+template train::ActivationPolicy<float> recomputation_policy<float>(Recomputation);
+template train::ActivationPolicy<double> recomputation_policy<double>(Recomputation);
 
 }  // namespace book::mem

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "chapters/04_training_baseline/memory_seams.h"
-#include "chapters/04_training_baseline/recomputation.h"
+#include "chapters/09_memory_accounting/recomputation.h"
 
 namespace book::mem {
 
@@ -24,6 +24,6 @@ namespace book::mem {
 /// equal the kNone run's bit for bit. Neither policy keeps a block's activations whole, so
 /// Activations::block and layer_bytes refuse them.
 template <typename T>
-train::ActivationPolicy<T> recomputation_policy(train::Recomputation recomputation);
+train::ActivationPolicy<T> recomputation_policy(Recomputation recomputation);
 
 }  // namespace book::mem

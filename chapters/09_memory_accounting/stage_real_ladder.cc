@@ -41,9 +41,9 @@ std::vector<RealRung> real_ladder(int digits, int steps) {
   o.micro_batch = 8;
   o.accumulation = 4;
   rung("micro-batch 8 x 4 accumulation");
-  r.recompute = train::Recomputation::kSelective;
+  r.recompute = Recomputation::kSelective;
   rung("+ selective recomputation");
-  r.recompute = train::Recomputation::kFull;
+  r.recompute = Recomputation::kFull;
   rung("+ full recomputation");
   r.offload = true;
   rung("+ optimizer state offloaded to host");

@@ -149,8 +149,8 @@ RemedyPrediction predict_remedies(const train::TrainOptions& options, const Reme
       (3 * c.d_model + 4 + 4 * c.d_model + 2 * static_cast<std::size_t>(c.d_ff()));
   const std::size_t saved_plain = rows * a * T * sizeof(float);
   const std::size_t saved = r.tiled_attention ? rows * a * sizeof(float) : saved_plain;
-  const std::size_t blocks_kept = r.recompute == train::Recomputation::kFull ? 1 : L;
-  const std::size_t saved_kept = r.recompute == train::Recomputation::kNone ? L : 1;
+  const std::size_t blocks_kept = r.recompute == Recomputation::kFull ? 1 : L;
+  const std::size_t saved_kept = r.recompute == Recomputation::kNone ? L : 1;
   device[at(MemoryCategory::kActivations)] -= L * (per_block + saved_plain);
   device[at(MemoryCategory::kActivations)] += blocks_kept * per_block + saved_kept * saved;
   // The tiled kernel's scratch lives only during a call: the larger of forward's and backward's.

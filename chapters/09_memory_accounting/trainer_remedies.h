@@ -46,7 +46,7 @@ class TiledAttention final : public train::AttentionKernel<T> {
 
 /// Which remedies a run switches on (each off by default: chapter 4's plain trainer).
 struct Remedies {
-  train::Recomputation recompute = train::Recomputation::kNone;  ///< recomputation_policy's
+  Recomputation recompute = Recomputation::kNone;  ///< recomputation_policy's
   bool tiled_attention = false;  ///< TiledAttention instead of chapter 4's attention
   int tile = 16;                 ///< its tile
   /// The optimizer's state (FP32 master weights in mixed precision, and the moments) on a host

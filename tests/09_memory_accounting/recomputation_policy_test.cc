@@ -22,8 +22,6 @@ namespace book::mem {
 namespace {
 
 using testing::MaterialisingKernel;
-using train::Recomputation;
-using train::recomputation_name;
 
 train::Config tiny() {
   train::Config c;

@@ -16,8 +16,6 @@
 namespace book::mem {
 namespace {
 
-using train::Recomputation;
-
 train::TrainOptions small(DType precision, int micro_batch = 8) {
   train::TrainOptions o;
   o.precision = precision;
@@ -30,7 +28,7 @@ train::TrainOptions small(DType precision, int micro_batch = 8) {
 std::string describe(const train::TrainOptions& o, const Remedies& r) {
   return std::string(dtype_name(o.precision)) + ", micro-batch " + std::to_string(o.micro_batch) +
          " x " + std::to_string(o.accumulation) + ", recompute " +
-         train::recomputation_name(r.recompute) + (r.tiled_attention ? ", tiled" : "") +
+         recomputation_name(r.recompute) + (r.tiled_attention ? ", tiled" : "") +
          (r.offload ? ", offload" : "") + (r.adam_8bit ? ", 8-bit" : "");
 }
 
@@ -94,15 +92,15 @@ TEST(TrainerRemedies, RecomputationKeepsTrainingBitForBit) {
       ASSERT_EQ(m.losses.size(), plain.losses.size());
       for (std::size_t i = 0; i < m.losses.size(); ++i)
         EXPECT_EQ(std::memcmp(&m.losses[i], &plain.losses[i], sizeof(float)), 0)
-            << train::recomputation_name(mode) << ", step " << i + 1 << ": " << m.losses[i]
+            << recomputation_name(mode) << ", step " << i + 1 << ": " << m.losses[i]
             << " vs plain " << plain.losses[i];
       ASSERT_EQ(m.final_weights.size(), plain.final_weights.size());
       EXPECT_EQ(std::memcmp(m.final_weights.data(), plain.final_weights.data(),
                             m.final_weights.size() * sizeof(float)),
                 0)
-          << train::recomputation_name(mode) << " (" << dtype_name(precision)
+          << recomputation_name(mode) << " (" << dtype_name(precision)
           << "): weights differ from the plain trainer's after 3 steps";
-      EXPECT_LT(m.device_peak, previous) << train::recomputation_name(mode);
+      EXPECT_LT(m.device_peak, previous) << recomputation_name(mode);
       previous = m.device_peak;
     }
   }

@@ -1,12 +1,12 @@
 /// @file
 /// Which activations a model's forward pass keeps for its backward pass (Korthikanti et al.,
 /// "Reducing Activation Recomputation in Large Transformer Models", 2022, §4–5): one vocabulary for
-/// the model that recomputes (memory_seams.h) and for any formula that counts what it keeps. A
-/// header of its own, with no dependencies, so a calculator can name a policy without linking
-/// the model.
+/// the policy that recomputes in chapter 4's model (recomputation_policy.h) and for the formulas
+/// that count what it keeps (activation_memory.h, calculator.h). A header of its own, with no
+/// dependencies, so a calculator can name a policy without linking the model.
 #pragma once
 
-namespace book::train {
+namespace book::mem {
 
 /// What a block keeps, and so what its backward pass recomputes.
 enum class Recomputation {
@@ -35,4 +35,4 @@ constexpr const char* recomputation_name(Recomputation recomputation) {
   return "?";
 }
 
-}  // namespace book::train
+}  // namespace book::mem
