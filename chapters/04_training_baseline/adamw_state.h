@@ -2,11 +2,12 @@
 /// AdamW over a range of the flat parameter buffer: the optimizer's state (m, v and the step
 /// count) as an object that covers elements [begin, end), and the update of that range.
 ///
-/// One device owns the whole range [0, total). A ZeRO-1 rank owns a slice: its AdamWState covers
-/// only that slice, and adamw_update() on it changes exactly the elements a whole-buffer update
-/// would, bit for bit (the update is element-wise; tested for cuts inside tensors). Weight decay
-/// is chosen element by element from the ParameterLayout: matrices decay, gains and biases do
-/// not, and a range may start or end inside any of them.
+/// One device owns the whole range [0, total). An owner of a slice (one of several devices that
+/// share the optimizer's work) has an AdamWState that covers only that slice, and adamw_update()
+/// on it changes exactly the elements a whole-buffer update would, bit for bit (the update is
+/// element-wise; tested for cuts inside tensors). Weight decay is chosen element by element from
+/// the ParameterLayout: matrices decay, gains and biases do not, and a range may start or end
+/// inside any of them.
 #pragma once
 
 #include <cstddef>

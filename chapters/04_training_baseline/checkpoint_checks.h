@@ -1,10 +1,10 @@
 /// @file
 /// The checks a training checkpoint's contents must pass before a trainer takes them: counts a
 /// run can reach, finite weights and moments, a data stream that is not all zeros, a loss scaler
-/// in range. Chapter 4's Trainer::load uses them, and so do the later chapters' loaders (DDP's
-/// one file, ZeRO's sharded folder), so every trainer refuses the same damaged files with the
-/// same words. Each takes `what`, the file or folder as the message names it ("checkpoint
-/// path"), and throws book::Error naming the value and what to do.
+/// in range. Trainer::load uses them, and so can any other trainer's loader (one file or a folder
+/// of shards), so every trainer refuses the same damaged files with the same words. Each takes
+/// `what`, the file or folder as the message names it ("checkpoint path"), and throws book::Error
+/// naming the value and what to do.
 #pragma once
 
 #include <cstdint>

@@ -2,10 +2,11 @@
 /// Gradient clipping by global norm, in pieces a sharded caller can put together.
 ///
 /// One device: clip_global_norm(grads, max_norm). A caller whose gradients are spread over
-/// ranks (ZeRO shards, pipeline stages, tensor-parallel slices) computes sum_of_squares of its
-/// own part, all-reduces the sums, turns the global sum into a factor with clip_coefficient and
-/// scales its part by it: every rank applies the same factor. (Replicated tensors must be
-/// counted once: a rank that holds a copy another rank also counts leaves it out of its sum.)
+/// ranks (slices of the flat buffer, ranges of layers, slices of each block) computes
+/// sum_of_squares of its own part, all-reduces the sums, turns the global sum into a factor with
+/// clip_coefficient and scales its part by it: every rank applies the same factor. (Replicated
+/// tensors must be counted once: a rank that holds a copy another rank also counts leaves it out
+/// of its sum.)
 #pragma once
 
 #include <span>

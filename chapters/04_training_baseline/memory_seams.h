@@ -81,9 +81,9 @@ class TrainerOptimizer {
   /// the layout says so (as adamw_update does).
   virtual void update(std::span<float> master, std::span<const float> grads, float lr,
                       const AdamWConfig& config) = 0;
-  /// The FP32 master weights, when the optimizer holds them itself (e.g. in host memory, as
-  /// ZeRO-Offload does): a mixed-precision trainer then allocates none and updates these. Empty
-  /// (the default): the trainer holds them.
+  /// The FP32 master weights, when the optimizer holds them itself (in another memory than the
+  /// model's, say): a mixed-precision trainer then allocates none and updates these. Empty (the
+  /// default): the trainer holds them.
   virtual std::span<float> master_weights() { return {}; }
 };
 

@@ -9,7 +9,8 @@
 /// 3. check they are all finite (with FP16, the loss scaler decides whether to skip the step);
 /// 4. after the optimizer, encode the FP32 master weights to the 16-bit weights the next forward
 ///    pass reads, and decode those into the FP32 buffer the CPU kernels compute with.
-/// A data-parallel rank could all-reduce the 16-bit gradients between 1 and 2.
+/// A device that shares gradients with others could sum the 16-bit gradients with theirs between
+/// 1 and 2.
 #pragma once
 
 #include <cstdint>

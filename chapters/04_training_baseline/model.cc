@@ -159,7 +159,8 @@ BlockActivations<T> Model<T>::block_activations(bool with_saved) const {
   BlockActivations<T> block(config_, part().tensor_parallel, max_batch_, config_.context, tracker_,
                             /*attention_probabilities=*/with_saved && attention_ == nullptr, tp_);
   if (with_saved && attention_ != nullptr)
-    block.att = TrackedBuffer<T>(attention_saved_elements(), MemoryCategory::kActivations, tracker_);
+    block.att =
+        TrackedBuffer<T>(attention_saved_elements(), MemoryCategory::kActivations, tracker_);
   return block;
 }
 

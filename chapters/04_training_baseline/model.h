@@ -1,12 +1,11 @@
 /// @file
 /// The GPT: embeddings, blocks, final LayerNorm, tied LM head, cross-entropy loss — or any part
-/// of it: a Model holds the part of the model one rank holds (partition.h). The whole model on
-/// one device is the part "all layers, slice 0 of 1"; a pipeline stage holds a range of layers,
-/// a tensor-parallel rank its slice of every block; each holds only its own parameters.
+/// of it (partition.h): a range of its layers, a slice of every block, or both; each part holds
+/// only its own parameters. The whole model on one device is the part "all layers, slice 0 of 1".
 ///
-/// The forward and backward passes are split at the residual stream so a pipeline stage can run
-/// its range: embed_forward (first stage), layers_forward, head_forward (last
-/// stage), and their backward twins in reverse. Each works on an Activations object, one per
+/// The forward and backward passes are split at the residual stream so a part that holds a range
+/// of layers can run just its range: embed_forward (first part), layers_forward, head_forward
+/// (last part), and their backward twins in reverse. Each works on an Activations object, one per
 /// micro-batch in flight.
 #pragma once
 
@@ -32,9 +31,9 @@ namespace book::train {
 /// then the embeddings (the tied wte is final only after the embedding's backward, since the LM
 /// head also adds into it). On the whole model the ranges tile the flat buffer; on a stage they
 /// tile the stage's buffer (a last stage without the embeddings reports its copy of wte with the
-/// head's range: final for the stage, still to be summed with the first stage's). A
-/// data-parallel trainer starts sending a bucket of gradients from it while the backward pass
-/// goes on. Empty: no call.
+/// head's range: final for the stage, still to be summed with the first stage's). Whatever
+/// needs a layer's final gradients (sending them to another device, say) can start from here
+/// while the backward pass goes on through the layers below. Empty: no call.
 using GradientReadyHook = std::function<void(std::size_t begin, std::size_t end)>;
 
 /// GPT-2's initialisation from `seed` (see Model::init) of the part `layout` describes, into
@@ -44,25 +43,32 @@ using GradientReadyHook = std::function<void(std::size_t begin, std::size_t end)
 template <typename T>
 void init_parameters(const ParameterLayout& layout, std::uint64_t seed, std::span<T> params);
 
-/// How a Model is built besides its shape.
+/// How a Model is built besides its shape. The defaults build this chapter's model: all of it,
+/// on one device, holding its own parameters and every activation, with layers.h's attention.
 template <typename T>
 struct ModelOptions {
-  ModelPart part;  ///< the layers and the tensor-parallel slice held (default: the whole model)
-  /// The rank's tensor-parallel seam (tensor_parallelism.h), its rank and size the slice's;
-  /// required when part.tensor_parallel.size > 1; null: OneDevice. Not owned; must outlive the
-  /// model.
+  /// Which blocks the model holds, and which slice of each block's heads, MLP units and
+  /// vocabulary rows (partition.h): it allocates, initialises and runs only those. Default: every
+  /// block, whole.
+  ModelPart part;
+  /// What a block's projections, LayerNorms, embedding and loss do with the slice's share of the
+  /// work (tensor_parallelism.h): its rank and size must be the slice's, and it is required when
+  /// the slice is one of several. Null: OneDevice, chapter 4's layers on whole tensors. Not owned;
+  /// must outlive the model.
   TensorParallelism<T>* tensor_parallel = nullptr;
   /// Receives the model's allocations (null: none reported). Not owned; must outlive the model.
   MemoryTracker* tracker = nullptr;
-  /// The category of the parameter buffer: kParameters, or kOther when a mixed-precision trainer
-  /// uses it as the FP32 copy of its 16-bit weights that only a CPU needs.
+  /// The category the parameter buffer is reported under: kParameters, or kOther when it is
+  /// scratch, as in the mixed-precision Trainer, where it is the FP32 copy of the 16-bit weights
+  /// that only a CPU needs.
   MemoryCategory parameter_category = MemoryCategory::kParameters;
   /// The category of the gradient buffer (as above).
   MemoryCategory gradient_category = MemoryCategory::kGradients;
   /// false: the model allocates neither its parameter nor its gradient buffer (params() and
   /// grads() are empty, init() and zero_grad() have nothing to work on) and every tensor points
-  /// nowhere until the caller points it at buffers it owns with Model::bind_range: for a trainer
-  /// that holds 1/N of the parameters and gathers one layer at a time into such buffers (ZeRO-3).
+  /// nowhere until the caller points it at buffers it owns with Model::bind_range, one range (a
+  /// layer, say) at a time if it likes: the caller then decides where the weights live and for
+  /// how long.
   bool own_parameters = true;
   /// What each micro-batch keeps of the blocks' activations for the backward pass, and so what
   /// the backward recomputes (memory_seams.h); empty: every block keeps all of its own, which

@@ -75,8 +75,8 @@ class ParameterLayout {
   /// embeddings (last part only; throws otherwise). It ends at total().
   std::pair<std::size_t, std::size_t> head_range() const;
   /// The slots that elements [begin, end) touch, each cut to the range, in buffer order: a range
-  /// (a ZeRO shard, a bucket) may start and end inside a tensor. Throws book::Error unless
-  /// begin <= end <= total().
+  /// (a slice of the buffer, a bucket of gradients) may start and end inside a tensor. Throws
+  /// book::Error unless begin <= end <= total().
   std::vector<SlotPiece> pieces(std::size_t begin, std::size_t end) const;
   /// Whether AdamW's weight decay applies to flat element `element` (its slot's decay flag).
   bool decays(std::size_t element) const;

@@ -50,8 +50,8 @@ struct TrainOptions {
 };
 
 /// The stream a Trainer with `options` draws its training micro-batches from, one after another
-/// (AdditionTask::batch with Split::kTrain): a data-parallel run that must see the same global
-/// batches as the one-device run starts its sampler from the same stream.
+/// (AdditionTask::batch with Split::kTrain): a run on several devices that must see the same
+/// global batches as the one-device run starts its sampler from the same stream.
 Rng training_data_stream(const TrainOptions& options);
 
 /// What one optimizer step did.

@@ -136,7 +136,8 @@ TEST(MemorySeams, MisusedActivationPolicyIsRefused) {
   Model<double> model(tiny(), 2, o);
   Activations<double>& acts = model.activations();
   testing::expect_error([&] { acts.block(1); },
-                        {"activation policy does not keep block 1", "ModelOptions::activation_policy"});
+                        {"activation policy does not keep block 1",
+                         "ModelOptions::activation_policy"});
   testing::expect_error([&] { acts.layer_bytes(1); },
                         {"layer_bytes", "does not keep block 1"});
   acts.set_shape(2, 5);
