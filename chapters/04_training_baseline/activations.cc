@@ -58,8 +58,9 @@ Activations<T>::Activations(const Model<T>& model)
   }
   if (model.activation_policy()) {
     blocks_ = model.activation_policy()(model);
-    BOOK_CHECK(blocks_ != nullptr, "Activations: the model's activation policy made no "
-                                   "BlockMemory (ModelOptions::activation_policy returned null)");
+    BOOK_CHECK(blocks_ != nullptr,
+               "Activations: the model's activation policy made no "
+               "BlockMemory (ModelOptions::activation_policy returned null)");
   } else {
     blocks_ = std::make_unique<KeepEverything<T>>(model);
   }

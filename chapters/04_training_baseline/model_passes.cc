@@ -186,14 +186,14 @@ void Model<T>::backward_block(Activations<T>& acts, int layer, BlockActivations<
 
 // The members defined here, for the two number types (the class itself is instantiated in
 // model.cc).
-#define BOOK_MODEL_PASSES(T)                                                                    \
-  template void Model<T>::embed_forward(Activations<T>&, const int*, int, int);                 \
-  template void Model<T>::layers_forward(Activations<T>&, int, int);                            \
-  template T Model<T>::head_forward(Activations<T>&, const int*);                               \
-  template void Model<T>::head_backward(Activations<T>&, T, const GradientReadyHook&);          \
-  template void Model<T>::layers_backward(Activations<T>&, int, int, const GradientReadyHook&); \
-  template void Model<T>::embed_backward(Activations<T>&, const GradientReadyHook&);          \
-  template void Model<T>::forward_block(Activations<T>&, int, BlockActivations<T>&, T*, bool);  \
+#define BOOK_MODEL_PASSES(T)                                                                      \
+  template void Model<T>::embed_forward(Activations<T>&, const int*, int, int);                   \
+  template void Model<T>::layers_forward(Activations<T>&, int, int);                              \
+  template T Model<T>::head_forward(Activations<T>&, const int*);                                 \
+  template void Model<T>::head_backward(Activations<T>&, T, const GradientReadyHook&);            \
+  template void Model<T>::layers_backward(Activations<T>&, int, int, const GradientReadyHook&);   \
+  template void Model<T>::embed_backward(Activations<T>&, const GradientReadyHook&);              \
+  template void Model<T>::forward_block(Activations<T>&, int, BlockActivations<T>&, T*, bool);    \
   template void Model<T>::rerun_attention(const Activations<T>&, const BlockActivations<T>&, T*); \
   template void Model<T>::backward_block(Activations<T>&, int, BlockActivations<T>&);
 

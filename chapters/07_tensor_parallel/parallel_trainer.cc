@@ -26,9 +26,9 @@ std::uint64_t fingerprint(const train::TrainOptions& t, SequenceParallel sp) {
     bytes.insert(bytes.end(), p, p + sizeof(value));
   };
   const train::Config& c = t.model;
-  for (int field : {c.vocab_size, c.context, c.n_layer, c.n_head, c.d_model, t.digits,
-                    t.micro_batch, t.accumulation, static_cast<int>(t.precision),
-                    static_cast<int>(sp)})
+  for (int field :
+       {c.vocab_size, c.context, c.n_layer, c.n_head, c.d_model, t.digits, t.micro_batch,
+        t.accumulation, static_cast<int>(t.precision), static_cast<int>(sp)})
     put(field);
   for (float field : {t.max_lr, t.min_lr, t.adamw.beta1, t.adamw.beta2, t.adamw.epsilon,
                       t.adamw.weight_decay, t.clip_norm})

@@ -135,11 +135,9 @@ TEST(MemorySeams, MisusedActivationPolicyIsRefused) {
   };
   Model<double> model(tiny(), 2, o);
   Activations<double>& acts = model.activations();
-  testing::expect_error([&] { acts.block(1); },
-                        {"activation policy does not keep block 1",
-                         "ModelOptions::activation_policy"});
-  testing::expect_error([&] { acts.layer_bytes(1); },
-                        {"layer_bytes", "does not keep block 1"});
+  testing::expect_error([&] { acts.block(1); }, {"activation policy does not keep block 1",
+                                                 "ModelOptions::activation_policy"});
+  testing::expect_error([&] { acts.layer_bytes(1); }, {"layer_bytes", "does not keep block 1"});
   acts.set_shape(2, 5);
   BlockActivations<double> block = model.block_activations();
   testing::expect_error([&] { model.forward_block(acts, 3, block, block.att.data()); },

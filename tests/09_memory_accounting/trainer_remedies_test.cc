@@ -27,9 +27,9 @@ train::TrainOptions small(DType precision, int micro_batch = 8) {
 
 std::string describe(const train::TrainOptions& o, const Remedies& r) {
   return std::string(dtype_name(o.precision)) + ", micro-batch " + std::to_string(o.micro_batch) +
-         " x " + std::to_string(o.accumulation) + ", recompute " +
-         recomputation_name(r.recompute) + (r.tiled_attention ? ", tiled" : "") +
-         (r.offload ? ", offload" : "") + (r.adam_8bit ? ", 8-bit" : "");
+         " x " + std::to_string(o.accumulation) + ", recompute " + recomputation_name(r.recompute) +
+         (r.tiled_attention ? ", tiled" : "") + (r.offload ? ", offload" : "") +
+         (r.adam_8bit ? ", 8-bit" : "");
 }
 
 void expect_predicted(const train::TrainOptions& o, const Remedies& r) {
@@ -92,8 +92,8 @@ TEST(TrainerRemedies, RecomputationKeepsTrainingBitForBit) {
       ASSERT_EQ(m.losses.size(), plain.losses.size());
       for (std::size_t i = 0; i < m.losses.size(); ++i)
         EXPECT_EQ(std::memcmp(&m.losses[i], &plain.losses[i], sizeof(float)), 0)
-            << recomputation_name(mode) << ", step " << i + 1 << ": " << m.losses[i]
-            << " vs plain " << plain.losses[i];
+            << recomputation_name(mode) << ", step " << i + 1 << ": " << m.losses[i] << " vs plain "
+            << plain.losses[i];
       ASSERT_EQ(m.final_weights.size(), plain.final_weights.size());
       EXPECT_EQ(std::memcmp(m.final_weights.data(), plain.final_weights.data(),
                             m.final_weights.size() * sizeof(float)),
