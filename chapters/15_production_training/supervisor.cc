@@ -1,0 +1,284 @@
+// The supervisor on thread ranks (supervisor.h): launch, watch, tear down, plan, restart.
+#include "chapters/15_production_training/supervisor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "chapters/03_collectives/threads.h"
+#include "chapters/04_training_baseline/checkpoint.h"
+#include "chapters/05_data_parallel/ddp_trainer.h"
+#include "chapters/15_production_training/checkpoint_folder.h"
+#include "common/check.h"
+#include "common/rng.h"
+
+namespace book::prod {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What every rank of one attempt and the watchdog share.
+struct Attempt {
+  explicit Attempt(int ranks) : beat_s(ranks), done(ranks) {}
+  std::vector<std::atomic<double>> beat_s;      // each rank's last heartbeat, since the start
+  std::vector<std::atomic<std::int64_t>> done;  // each rank's completed steps
+  std::atomic<bool> armed{false};               // the watchdog watches (after a measured step)
+  std::atomic<bool> torn_down{false};           // the job is being torn down
+  std::mutex mutex;                             // guards what follows, and wakes a hung rank
+  std::condition_variable wake;
+  double failed_s = -1, detected_s = -1;  // the first failure, and when it was known
+  std::string cause, detected_by;         // what struck, and what noticed it
+  std::string refusal;                    // a configuration error: not restarted
+  double first_step_s = -1;               // when the first step began (after the load)
+
+  // A failure struck (the first is the one; later ones are its consequences). A hang strikes
+  // silently: nobody knows until the watchdog or a collective's timeout notices.
+  void strike(double when, const std::string& what) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (failed_s < 0) failed_s = when, cause = what;
+  }
+  // Somebody noticed a failure: the job is torn down (which also ends an injected hang).
+  void detect(double when, const std::string& what) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (failed_s < 0) failed_s = when, cause = what;
+      if (detected_s < 0) detected_s = when, detected_by = what;
+    }
+    torn_down = true;
+    wake.notify_all();
+  }
+};
+
+constexpr const char* kFaultNames[] = {"kill", "hang", "corrupt", "disk-full"};
+
+void check_options(const SupervisorOptions& o) {
+  BOOK_CHECK(o.steps >= 1, "supervise: steps must be >= 1, got " << o.steps);
+  BOOK_CHECK(o.checkpoint_every >= 1, "supervise: the checkpoint interval must be >= 1 step, got "
+                                          << o.checkpoint_every
+                                          << "; a run without checkpoints cannot resume");
+  BOOK_CHECK(o.keep_checkpoints >= 1,
+             "supervise: keep at least 1 checkpoint, got " << o.keep_checkpoints);
+  BOOK_CHECK(o.max_restarts >= 0, "supervise: max_restarts must be >= 0, got " << o.max_restarts);
+  BOOK_CHECK(o.heartbeat_timeout_s > 0,
+             "supervise: the heartbeat timeout must be > 0 s, got " << o.heartbeat_timeout_s);
+  BOOK_CHECK(o.ranks >= 1, "supervise: ranks must be >= 1, got " << o.ranks);
+  for (const Fault& f : o.faults) {
+    BOOK_CHECK(f.step >= 1 && f.step <= o.steps && f.rank >= 0 && f.rank < o.ranks,
+               "supervise: a " << fault_name(f.kind) << " fault at step " << f.step << " on rank "
+                               << f.rank << " is outside the run (steps 1.." << o.steps
+                               << ", ranks 0.." << o.ranks - 1 << ")");
+    BOOK_CHECK(
+        f.kind != FaultKind::kDiskFull ||
+            (f.step + o.checkpoint_every - 1) / o.checkpoint_every * o.checkpoint_every <= o.steps,
+        "supervise: a disk-full fault at step "
+            << f.step << " never strikes: no checkpoint is written at or after it (every "
+            << o.checkpoint_every << " steps, " << o.steps << " steps)");
+  }
+}
+
+}  // namespace
+
+const char* fault_name(FaultKind kind) { return kFaultNames[static_cast<int>(kind)]; }
+
+FaultKind parse_fault(const std::string& text) {
+  for (int k = 0; k < 4; ++k)
+    if (text == kFaultNames[k]) return static_cast<FaultKind>(k);
+  BOOK_CHECK(false,
+             "unknown fault '" << text << "'; the faults are kill, hang, corrupt, disk-full");
+}
+
+std::vector<Fault> seeded_faults(std::uint64_t seed, int count, std::int64_t steps, int ranks,
+                                 const std::vector<FaultKind>& kinds) {
+  BOOK_CHECK(!kinds.empty(), "seeded_faults: no kinds of fault to draw from");
+  BOOK_CHECK(count >= 0 && count <= steps - 1 && ranks >= 1,
+             "seeded_faults: " << count << " faults at distinct steps 2.." << steps << " on "
+                               << ranks << " ranks do not fit; use fewer faults or more steps");
+  Rng rng(seed);
+  std::vector<Fault> faults;
+  while (static_cast<int>(faults.size()) < count) {
+    const std::int64_t step = 2 + static_cast<std::int64_t>(rng.next_u64() % (steps - 1));
+    if (std::any_of(faults.begin(), faults.end(), [&](const Fault& f) { return f.step == step; }))
+      continue;
+    const FaultKind kind = kinds[faults.size() % kinds.size()];
+    faults.push_back({kind, step, static_cast<int>(rng.next_u64() % ranks)});
+  }
+  std::sort(faults.begin(), faults.end(),
+            [](const Fault& a, const Fault& b) { return a.step < b.step; });
+  return faults;
+}
+
+SupervisedRun supervise(const SupervisorOptions& options) {
+  check_options(options);
+  prepare_checkpoint_dir(options.checkpoint_dir);  // refused here, before any training
+  const ddp::DdpOptions ddp = ddp::resolve(options.ddp, options.ranks);
+  const std::string& dir = options.checkpoint_dir;
+  const auto start = Clock::now();
+  const auto now = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+
+  SupervisedRun run;
+  run.log.name = options.name;
+  run.log.ranks = options.ranks;
+  run.log.model_flops_per_token = ddp.train.model.training_flops_per_token(ddp.train.model.context);
+  std::vector<StepRecord> useful(static_cast<std::size_t>(options.steps));
+  std::vector<char> fired(options.faults.size(), 0);  // each written by one rank
+  std::int64_t high_water = 0, resume_from = 0;
+
+  for (int attempt = 0;; ++attempt) {
+    Attempt job(options.ranks);
+    for (auto& b : job.beat_s) b = now();
+    std::vector<float> weights;
+    std::thread watchdog([&] {
+      // A rank whose heartbeat is older than the timeout is hung: tear the job down.
+      while (!job.torn_down) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (!job.armed) continue;
+        for (int r = 0; r < options.ranks; ++r)
+          if (const double t = now(); t - job.beat_s[r] > options.heartbeat_timeout_s) {
+            std::ostringstream what;
+            what << "rank " << r << " hung: no heartbeat for " << options.heartbeat_timeout_s
+                 << " s after step " << job.done[r];
+            job.strike(job.beat_s[r], what.str());
+            job.detect(t, what.str());
+            break;
+          }
+      }
+    });
+    coll::ThreadsOptions threads;
+    // The collectives' timeout is the heartbeat's (at least 1 s, so the first step, measured
+    // before the watchdog is armed, is never cut short).
+    threads.timeout = std::chrono::milliseconds(
+        std::max<long long>(1000, static_cast<long long>(options.heartbeat_timeout_s * 1000)));
+    std::string error;
+    try {
+      coll::run_ranks(
+          options.ranks,
+          [&](coll::Communicator& comm) {
+            const int rank = comm.rank();
+            const auto beat = [&](std::int64_t done) {
+              job.done[rank] = done, job.beat_s[rank] = now();
+            };
+            try {
+              ddp::DdpTrainer trainer(comm, ddp);
+              if (resume_from > 0) trainer.load(checkpoint_file(dir, resume_from));
+              beat(trainer.steps_done());
+              if (rank == 0) job.first_step_s = now();
+              if (attempt > 0) job.armed = true;
+              while (trainer.steps_done() < options.steps) {
+                const std::int64_t step = trainer.steps_done() + 1;
+                for (std::size_t i = 0; i < options.faults.size(); ++i) {
+                  const Fault& f = options.faults[i];
+                  if (f.step != step || f.rank != rank || f.kind == FaultKind::kDiskFull ||
+                      fired[i])
+                    continue;
+                  fired[i] = 1;
+                  std::ostringstream what;
+                  what << "rank " << rank << " " << fault_name(f.kind) << " at step " << step
+                       << " (injected)";
+                  if (f.kind == FaultKind::kCorruptNewest) {
+                    const std::int64_t bad = corrupt_newest_checkpoint(dir);
+                    what << ": checkpoint of step " << bad << " corrupted, rank killed";
+                  }
+                  job.strike(now(), what.str());
+                  if (f.kind != FaultKind::kHang) throw Error(what.str());  // noticed at once
+                  // A hang: no more heartbeats; wait until the supervisor tears the job down.
+                  std::unique_lock<std::mutex> lock(job.mutex);
+                  job.wake.wait(lock, [&] { return job.torn_down.load(); });
+                  throw Error(what.str() + ", torn down by the supervisor");
+                }
+                const double t0 = now();
+                const train::StepResult result = trainer.step();
+                const double t1 = now();
+                if (rank == 0) {
+                  run.executions.push_back({attempt, step, t0, t1, step <= high_water});
+                  if (step <= high_water) run.redone_seconds += t1 - t0;
+                  high_water = std::max(high_water, step);
+                  useful[static_cast<std::size_t>(step - 1)] = {step, result.loss, t1 - t0,
+                                                                trainer.tokens_per_step(), t1};
+                  if (attempt == 0 && step == 1 && t1 - t0 >= options.heartbeat_timeout_s) {
+                    std::ostringstream what;
+                    what << "supervise: the heartbeat timeout " << options.heartbeat_timeout_s
+                         << " s is shorter than one step (the first took " << t1 - t0
+                         << " s): a healthy rank would be declared hung; give a timeout of "
+                            "several steps";
+                    job.refusal = what.str();
+                    throw Error(job.refusal);
+                  }
+                }
+                beat(step);
+                if (step == 1 && rank == 0) job.armed = true;  // after the step's measurement
+                if (step % options.checkpoint_every != 0) continue;
+                if (rank == 0)
+                  for (std::size_t i = 0; i < options.faults.size(); ++i)
+                    if (options.faults[i].kind == FaultKind::kDiskFull && !fired[i] &&
+                        options.faults[i].step <= step) {
+                      fired[i] = 1;  // the disk fills up 1 KiB into the file
+                      train::fail_next_checkpoint_write_after(1024);
+                      job.strike(now(), "disk full writing the checkpoint of step " +
+                                            std::to_string(step) + " (injected)");
+                    }
+                const double c0 = now();
+                trainer.save(checkpoint_file(dir, step));
+                if (rank == 0) {
+                  prune_checkpoints(dir, options.keep_checkpoints);
+                  run.checkpoints.push_back({step, c0, now()});
+                  run.checkpoint_seconds += now() - c0;
+                }
+                beat(step);
+              }
+              if (rank == 0) {
+                const auto w = trainer.master_weights();
+                weights.assign(w.begin(), w.end());
+              }
+            } catch (const Error& e) {
+              job.detect(now(), e.what());  // the first error is the detection
+              throw;
+            }
+          },
+          threads);
+    } catch (const NotImplemented&) {
+      throw;
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    job.torn_down = true;
+    job.wake.notify_all();
+    watchdog.join();
+    if (attempt > 0) run.failures.back().resumed_s = job.first_step_s;
+    if (error.empty()) {
+      run.final_weights = std::move(weights);
+      break;
+    }
+    BOOK_CHECK(job.refusal.empty(), job.refusal);
+    FailureRecord failure;
+    failure.cause = job.cause;
+    failure.detected_by = job.detected_by;
+    failure.error = error;
+    failure.failed_s = job.failed_s;
+    failure.detected_s = job.detected_s;
+    failure.failed_step = *std::min_element(job.done.begin(), job.done.end()) + 1;
+    std::vector<CheckpointOnDisk> on_disk = verify_checkpoints(dir);
+    failure.plan = restart_plan(on_disk, failure.failed_step);
+    for (const CheckpointOnDisk& c : on_disk)
+      if (!c.verified) failure.unverified.push_back(c.step), set_aside_checkpoint(dir, c.step);
+    BOOK_CHECK(attempt < options.max_restarts, "supervise: gave up after "
+                                                   << attempt << " restarts (max_restarts "
+                                                   << options.max_restarts
+                                                   << "); the last failure, at step "
+                                                   << failure.failed_step << ": " << failure.cause);
+    resume_from = failure.plan.resume_from;
+    run.predicted_redone += failure.plan.steps_lost;
+    run.failures.push_back(failure);
+  }
+  run.log.wall_seconds = now();
+  run.log.restarts = static_cast<int>(run.failures.size());
+  for (const StepExecution& e : run.executions) run.log.steps_redone += e.redone ? 1 : 0;
+  for (const FailureRecord& f : run.failures) run.log.down_seconds += f.resumed_s - f.failed_s;
+  run.log.steps = std::move(useful);
+  return run;
+}
+
+}  // namespace book::prod
