@@ -18,6 +18,7 @@ int body(int argc, char** argv) {
   const StageOptions options = parse_stage_options(argc, argv);
   book::print_machine_load();
   std::vector<RunReport> runs;
+  for (RunReport& r : run_failures_section(options)) runs.push_back(std::move(r));
   if (!runs.empty()) report_section(options, runs);
   return 0;
 }

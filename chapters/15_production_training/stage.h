@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "chapters/15_production_training/failures_options.h"
 #include "chapters/15_production_training/report.h"
 #include "common/flags.h"
 
@@ -16,7 +17,8 @@ namespace book::prod::stage {
 
 /// The stage's command line: one part per section.
 struct StageOptions {
-  bool tour = false;  ///< the tour's short run (fewer steps, fewer repetitions)
+  bool tour = false;         ///< the tour's short run (fewer steps, fewer repetitions)
+  FailuresOptions failures;  ///< section "Surviving failures" (flags --sup-*)
 };
 
 /// Parses the command line; `--tour` shortens what it does not set. Throws book::UsageError for a
@@ -26,6 +28,12 @@ StageOptions parse_stage_options(int argc, const char* const* argv);
 /// The FP32 peak that `ranks` ranks reach together, GFLOP/s: chapter 1's FMA measurement on
 /// `ranks` threads at once (ranks that share a core share its peak). The MFU denominator.
 double ranks_peak_gflops(int ranks);
+
+/// "Surviving failures": the supervised run with seeded failures of every kind (kill, hang,
+/// corrupt checkpoint, full disk) next to an uninterrupted one (bit for bit), its failures table,
+/// its timeline (results/ch15_timeline.png), uptime and goodput, and the checkpoint-interval sweep
+/// against Young's and Daly's model. Returns the uninterrupted and the supervised runs' reports.
+std::vector<RunReport> run_failures_section(const StageOptions& options);
 
 /// "The report": every run of the stage side by side in the four layers (business:
 /// time-to-converge; throughput: tokens/s and per rank; system: MFU/HFU; stability: restarts,

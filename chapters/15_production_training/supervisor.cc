@@ -65,6 +65,8 @@ void check_options(const SupervisorOptions& o) {
   BOOK_CHECK(o.max_restarts >= 0, "supervise: max_restarts must be >= 0, got " << o.max_restarts);
   BOOK_CHECK(o.heartbeat_timeout_s > 0,
              "supervise: the heartbeat timeout must be > 0 s, got " << o.heartbeat_timeout_s);
+  BOOK_CHECK(o.checkpoint_delay_s >= 0,
+             "supervise: the checkpoint delay must be >= 0 s, got " << o.checkpoint_delay_s);
   BOOK_CHECK(o.ranks >= 1, "supervise: ranks must be >= 1, got " << o.ranks);
   for (const Fault& f : o.faults) {
     BOOK_CHECK(f.step >= 1 && f.step <= o.steps && f.rank >= 0 && f.rank < o.ranks,
@@ -123,7 +125,8 @@ SupervisedRun supervise(const SupervisorOptions& options) {
   run.log.name = options.name;
   run.log.ranks = options.ranks;
   run.log.model_flops_per_token = ddp.train.model.training_flops_per_token(ddp.train.model.context);
-  std::vector<StepRecord> useful(static_cast<std::size_t>(options.steps));
+  std::vector<StepRecord> useful;  // step s at [s - 1]: its last, useful execution
+  double last_progress = 0;
   std::vector<char> fired(options.faults.size(), 0);  // each written by one rank
   std::int64_t high_water = 0, resume_from = 0;
 
@@ -196,8 +199,15 @@ SupervisedRun supervise(const SupervisorOptions& options) {
                   run.executions.push_back({attempt, step, t0, t1, step <= high_water});
                   if (step <= high_water) run.redone_seconds += t1 - t0;
                   high_water = std::max(high_water, step);
-                  useful[static_cast<std::size_t>(step - 1)] = {step, result.loss, t1 - t0,
-                                                                trainer.tokens_per_step(), t1};
+                  useful.resize(static_cast<std::size_t>(step));  // later steps: thrown away
+                  useful.back() = {step, result.loss, t1 - t0, trainer.tokens_per_step(), t1};
+                  if (options.progress && t1 - last_progress >= options.progress_every_s) {
+                    last_progress = t1;
+                    std::ostringstream line;
+                    line << "progress: step " << step << ", loss " << result.loss << ", "
+                         << run.failures.size() << " restarts, " << t1 << " s";
+                    options.progress(line.str());
+                  }
                   if (attempt == 0 && step == 1 && t1 - t0 >= options.heartbeat_timeout_s) {
                     std::ostringstream what;
                     what << "supervise: the heartbeat timeout " << options.heartbeat_timeout_s
@@ -221,6 +231,9 @@ SupervisedRun supervise(const SupervisorOptions& options) {
                                             std::to_string(step) + " (injected)");
                     }
                 const double c0 = now();
+                if (rank == 0 && options.checkpoint_delay_s > 0)
+                  std::this_thread::sleep_for(
+                      std::chrono::duration<double>(options.checkpoint_delay_s));
                 trainer.save(checkpoint_file(dir, step));
                 if (rank == 0) {
                   prune_checkpoints(dir, options.keep_checkpoints);
@@ -228,6 +241,11 @@ SupervisedRun supervise(const SupervisorOptions& options) {
                   run.checkpoint_seconds += now() - c0;
                 }
                 beat(step);
+                if (options.stop_after_s > 0) {  // soak mode: every rank stops at this step
+                  double late = now() > options.stop_after_s ? 1 : 0;
+                  comm.all_reduce(std::span<double>(&late, 1), coll::ReduceOp::kMax);
+                  if (late > 0) break;
+                }
               }
               if (rank == 0) {
                 const auto w = trainer.master_weights();

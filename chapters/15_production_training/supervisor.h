@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,17 @@ struct SupervisorOptions {
   /// the ranks' collective timeout. Must exceed one step: checked against the first step.
   double heartbeat_timeout_s = 10;
   std::vector<Fault> faults;  ///< what to inject (none: a clean run)
+  /// Slower storage on purpose: rank 0 sleeps this long in each checkpoint write (the others wait
+  /// in its barrier), as a large model's write to a parallel filesystem takes many steps' time.
+  /// The stage's interval sweep uses it to put the optimum inside the swept range. 0: none.
+  double checkpoint_delay_s = 0;
+  /// Soak mode: end the run at the first checkpoint after this many wall seconds, even before
+  /// `steps` (0: run every step). The ranks agree by an all-reduce (max) after each checkpoint.
+  double stop_after_s = 0;
+  /// Called on rank 0's thread with a one-line summary at most every progress_every_s seconds
+  /// (empty: silent).
+  std::function<void(const std::string&)> progress;
+  double progress_every_s = 10;  ///< see progress
 };
 
 /// One execution of one step on rank 0 (a step done twice appears twice).

@@ -87,7 +87,8 @@ TEST(Supervisor, EveryKindOfFailureLosesNothingAndRedoesWhatThePlanSays) {
   EXPECT_EQ(run.log.steps_redone, 7) << "redone step executions, counted, must equal the plan's";
   EXPECT_NE(run.failures[0].cause.find("rank 1 kill at step 4"), std::string::npos)
       << run.failures[0].cause;
-  EXPECT_NE(run.failures[1].cause.find("rank 1 hang at step 8"), std::string::npos) << run.failures[1].cause;
+  EXPECT_NE(run.failures[1].cause.find("rank 1 hang at step 8"), std::string::npos)
+      << run.failures[1].cause;
   EXPECT_TRUE(run.failures[1].detected_by.find("no heartbeat") != std::string::npos ||
               run.failures[1].detected_by.find("timed out") != std::string::npos)
       << "a hang is noticed by the watchdog or a collective's timeout, was: "
@@ -139,6 +140,8 @@ TEST(Supervisor, RefusesWhatItCannotSupervise) {
                "checkpoint interval must be >= 1 step, got 0");
   expect_error(with([](SupervisorOptions& c) { c.checkpoint_every = -2; }),
                "checkpoint interval must be >= 1 step, got -2");
+  expect_error(with([](SupervisorOptions& c) { c.checkpoint_delay_s = -1; }),
+               "checkpoint delay must be >= 0 s");
   expect_error(with([](SupervisorOptions& c) { c.heartbeat_timeout_s = 0; }),
                "heartbeat timeout must be > 0 s");
   expect_error(with([](SupervisorOptions& c) { c.heartbeat_timeout_s = 1e-7; }),
