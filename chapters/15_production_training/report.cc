@@ -54,8 +54,8 @@ RunReport summarize(const RunLog& log, const ReportOptions& options) {
   r.tokens_per_s = step_seconds > 0 ? tokens / step_seconds : 0;
   r.tokens_per_s_per_rank = r.tokens_per_s / log.ranks;
   if (options.peak_gflops > 0) {
-    const double hardware =
-        log.hardware_flops_per_token > 0 ? log.hardware_flops_per_token : log.model_flops_per_token;
+    const double hardware = log.hardware_flops_per_token > 0 ? log.hardware_flops_per_token
+                                                             : log.model_flops_per_token;
     r.mfu = r.tokens_per_s * log.model_flops_per_token / (options.peak_gflops * 1e9);
     r.hfu = r.tokens_per_s * hardware / (options.peak_gflops * 1e9);
   }
@@ -83,9 +83,10 @@ RunReport summarize(const RunLog& log, const ReportOptions& options) {
 
 void print_reports(const std::vector<RunReport>& reports, const std::string& stem) {
   BOOK_CHECK(!reports.empty(), "print_reports: no runs to print");
-  std::vector<std::string> columns = {
-      "run", "ranks", "steps",    "converge steps", "converge s", "tokens/s", "tokens/s/rank",
-      "MFU", "HFU",   "restarts", "steps redone",   "uptime",     "goodput"};
+  std::vector<std::string> columns = {"run",           "ranks",   "steps",   "converge steps",
+                                      "converge s",    "tokens/s", "tokens/s/rank", "MFU",
+                                      "HFU",           "restarts", "steps redone",  "uptime",
+                                      "goodput"};
   for (const auto& [step, loss] : reports.front().loss_at)
     columns.push_back("loss @" + std::to_string(step));
   Table table(columns);
@@ -93,9 +94,9 @@ void print_reports(const std::vector<RunReport>& reports, const std::string& ste
     bool same_steps = r.loss_at.size() == reports.front().loss_at.size();
     for (std::size_t i = 0; same_steps && i < r.loss_at.size(); ++i)
       same_steps = r.loss_at[i].first == reports.front().loss_at[i].first;
-    BOOK_CHECK(same_steps, "print_reports: run '" + r.name +
-                               "' reports the loss at other steps than '" + reports.front().name +
-                               "'");
+    BOOK_CHECK(same_steps,
+               "print_reports: run '" + r.name + "' reports the loss at other steps than '" +
+                   reports.front().name + "'");
     std::vector<std::string> row = {
         r.name,
         std::to_string(r.ranks),
