@@ -91,6 +91,15 @@ void prune_checkpoints(const std::string& dir, int keep) {
     fs::remove(checkpoint_file(dir, steps[i]));
 }
 
+RestartPlan plan_restart(const std::string& dir, std::int64_t failed_step,
+                         std::vector<std::int64_t>* unverified) {
+  const std::vector<CheckpointOnDisk> on_disk = verify_checkpoints(dir);
+  const RestartPlan plan = restart_plan(on_disk, failed_step);
+  for (const CheckpointOnDisk& c : on_disk)
+    if (!c.verified) unverified->push_back(c.step), set_aside_checkpoint(dir, c.step);
+  return plan;
+}
+
 std::int64_t corrupt_newest_checkpoint(const std::string& dir) {
   const std::vector<std::int64_t> steps = steps_on_disk(dir);
   if (steps.empty()) return 0;

@@ -32,6 +32,11 @@ void set_aside_checkpoint(const std::string& dir, std::int64_t step);
 /// Removes all but the newest `keep` checkpoints.
 void prune_checkpoints(const std::string& dir, int keep);
 
+/// After a failure in step `failed_step`: reads back every checkpoint in `dir`, sets aside those
+/// that do not verify (their steps go to `unverified`), and returns restart_plan's answer.
+RestartPlan plan_restart(const std::string& dir, std::int64_t failed_step,
+                         std::vector<std::int64_t>* unverified);
+
 /// Flips one byte in the middle of the newest checkpoint (a silent disk error) and returns its
 /// step, or 0 when there is none.
 std::int64_t corrupt_newest_checkpoint(const std::string& dir);

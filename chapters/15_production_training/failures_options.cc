@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "chapters/15_production_training/worker_options.h"
 #include "common/table.h"
 
 namespace book::prod {
@@ -51,13 +52,7 @@ SupervisorOptions supervisor_options(const FailuresOptions& o, const std::string
   SupervisorOptions s;
   s.name =
       "supervised N=" + std::to_string(o.ranks) + ", " + std::to_string(o.faults) + " failures";
-  s.ddp.train.model.n_layer = o.layers;
-  s.ddp.train.model.d_model = o.d_model;
-  s.ddp.train.model.n_head = o.heads;
-  s.ddp.train.micro_batch = o.micro_batch;
-  s.ddp.train.total_steps = std::max<std::int64_t>(o.steps, 10);
-  s.ddp.train.warmup_steps = 2;
-  s.ddp.rung = ddp::Rung::kNoSync;
+  s.ddp = supervised_run(o.layers, o.d_model, o.heads, o.micro_batch, o.steps, 1234);
   s.ranks = o.ranks;
   s.steps = o.steps;
   s.checkpoint_every = o.every;

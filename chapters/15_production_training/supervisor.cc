@@ -55,7 +55,9 @@ struct Attempt {
 
 constexpr const char* kFaultNames[] = {"kill", "hang", "corrupt", "disk-full"};
 
-void check_options(const SupervisorOptions& o) {
+}  // namespace
+
+void check_supervisor_options(const SupervisorOptions& o) {
   BOOK_CHECK(o.steps >= 1, "supervise: steps must be >= 1, got " << o.steps);
   BOOK_CHECK(o.checkpoint_every >= 1, "supervise: the checkpoint interval must be >= 1 step, got "
                                           << o.checkpoint_every
@@ -82,7 +84,14 @@ void check_options(const SupervisorOptions& o) {
   }
 }
 
-}  // namespace
+std::string hang_verdict(double timeout_s, std::int64_t after_step,
+                         const std::vector<int>& silent) {
+  std::ostringstream what;
+  what << "hung: no heartbeat for " << timeout_s << " s after step " << after_step << " from rank"
+       << (silent.size() > 1 ? "s " : " ");
+  for (std::size_t i = 0; i < silent.size(); ++i) what << (i ? ", " : "") << silent[i];
+  return what.str();
+}
 
 const char* fault_name(FaultKind kind) { return kFaultNames[static_cast<int>(kind)]; }
 
@@ -114,7 +123,7 @@ std::vector<Fault> seeded_faults(std::uint64_t seed, int count, std::int64_t ste
 }
 
 SupervisedRun supervise(const SupervisorOptions& options) {
-  check_options(options);
+  check_supervisor_options(options);
   prepare_checkpoint_dir(options.checkpoint_dir);  // refused here, before any training
   const ddp::DdpOptions ddp = ddp::resolve(options.ddp, options.ranks);
   const std::string& dir = options.checkpoint_dir;
@@ -139,15 +148,20 @@ SupervisedRun supervise(const SupervisorOptions& options) {
       while (!job.torn_down) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
         if (!job.armed) continue;
+        const double t = now();
+        std::vector<int> silent;
+        double oldest = t;
+        std::int64_t after = options.steps;
         for (int r = 0; r < options.ranks; ++r)
-          if (const double t = now(); t - job.beat_s[r] > options.heartbeat_timeout_s) {
-            std::ostringstream what;
-            what << "rank " << r << " hung: no heartbeat for " << options.heartbeat_timeout_s
-                 << " s after step " << job.done[r];
-            job.strike(job.beat_s[r], what.str());
-            job.detect(t, what.str());
-            break;
+          if (t - job.beat_s[r] > options.heartbeat_timeout_s) {
+            silent.push_back(r);
+            oldest = std::min(oldest, job.beat_s[r].load());
+            after = std::min(after, job.done[r].load());
           }
+        if (silent.empty()) continue;
+        const std::string what = hang_verdict(options.heartbeat_timeout_s, after, silent);
+        job.strike(oldest, what);
+        job.detect(t, what);
       }
     });
     coll::ThreadsOptions threads;
@@ -278,10 +292,7 @@ SupervisedRun supervise(const SupervisorOptions& options) {
     failure.failed_s = job.failed_s;
     failure.detected_s = job.detected_s;
     failure.failed_step = *std::min_element(job.done.begin(), job.done.end()) + 1;
-    std::vector<CheckpointOnDisk> on_disk = verify_checkpoints(dir);
-    failure.plan = restart_plan(on_disk, failure.failed_step);
-    for (const CheckpointOnDisk& c : on_disk)
-      if (!c.verified) failure.unverified.push_back(c.step), set_aside_checkpoint(dir, c.step);
+    failure.plan = plan_restart(dir, failure.failed_step, &failure.unverified);
     BOOK_CHECK(attempt < options.max_restarts, "supervise: gave up after "
                                                    << attempt << " restarts (max_restarts "
                                                    << options.max_restarts

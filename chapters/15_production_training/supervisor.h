@@ -126,6 +126,14 @@ struct SupervisedRun {
   double checkpoint_seconds = 0;             ///< time spent writing checkpoints
 };
 
+/// The watchdog's verdict, "hung: no heartbeat for 3 s after step 9 from ranks 0, 1": a rank
+/// stuck in a collective stops beating too, so every silent rank is named (the one that hung
+/// first cannot be told from heartbeats alone).
+std::string hang_verdict(double timeout_s, std::int64_t after_step, const std::vector<int>& silent);
+
+/// The refusals supervise() makes before training (see supervise), for any supervisor.
+void check_supervisor_options(const SupervisorOptions& options);
+
 /// Runs SupervisorOptions::steps steps on thread ranks under supervision, injecting the faults.
 /// Refuses, before training, a checkpoint folder it cannot write, K < 1, keep_checkpoints < 1,
 /// steps < 1, max_restarts < 0, a heartbeat timeout ≤ 0, and a fault outside [1, steps] or on a
