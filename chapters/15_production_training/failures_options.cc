@@ -30,6 +30,10 @@ void add_failures_flags(Flags& flags, FailuresOptions* o, const std::string& p) 
       .range(1, 1 << 16);
   flags.add(p + "dir", &o->dir,
             "supervised run: checkpoint folder (default results/ch15_checkpoints)");
+  flags
+      .add(p + "process-steps", &o->process_steps,
+           "steps of the MPI-process job under mpirun (0: none)")
+      .range(0, 1000000);
   flags.add(p + "sweep", &o->sweep, "checkpoint intervals K to sweep (empty: no sweep)");
   flags.add(p + "sweep-steps", &o->sweep_steps, "steps of each sweep run").range(2, 100000);
   flags.add(p + "sweep-faults", &o->sweep_faults, "kills per sweep run").range(1, 1000);
@@ -45,6 +49,7 @@ void shorten_for_tour(const Flags& flags, FailuresOptions* o, const std::string&
   if (!flags.was_set(p + "d-model")) o->d_model = 32;
   if (!flags.was_set(p + "sweep")) o->sweep = {2, 4, 8, 16};
   if (!flags.was_set(p + "sweep-steps")) o->sweep_steps = 48;
+  if (!flags.was_set(p + "process-steps")) o->process_steps = 12;
   if (!flags.was_set(p + "sweep-repeats")) o->sweep_repeats = 1;
 }
 

@@ -22,14 +22,15 @@ struct FailuresOptions {
   int keep = 2;             ///< checkpoints kept
   int faults = 4;           ///< injected failures (kinds in turn from `kinds`)
   std::vector<std::string> kinds = {"kill", "hang", "corrupt", "disk-full"};  ///< fault kinds
-  std::int64_t seed = 15;    ///< the failure schedule's seed
-  int max_restarts = 10;     ///< restarts before giving up
-  double heartbeat_s = 1.0;  ///< heartbeat timeout, seconds (a hang costs this much)
-  int layers = 2;            ///< transformer blocks
-  int d_model = 64;          ///< model width
-  int heads = 4;             ///< attention heads
-  int micro_batch = 16;      ///< global micro-batch, sequences
-  std::string dir;           ///< checkpoint folder (default: <results>/ch15_checkpoints)
+  std::int64_t seed = 15;           ///< the failure schedule's seed
+  int max_restarts = 10;            ///< restarts before giving up
+  double heartbeat_s = 1.0;         ///< heartbeat timeout, seconds (a hang costs this much)
+  int layers = 2;                   ///< transformer blocks
+  int d_model = 64;                 ///< model width
+  int heads = 4;                    ///< attention heads
+  int micro_batch = 16;             ///< global micro-batch, sequences
+  std::int64_t process_steps = 24;  ///< steps of the MPI-process job (0: no process job)
+  std::string dir;                  ///< checkpoint folder (default: <results>/ch15_checkpoints)
   std::vector<std::int64_t> sweep = {2, 4, 8, 16, 32};  ///< intervals K of the sweep (empty: none)
   std::int64_t sweep_steps = 96;                        ///< steps of each sweep run
   int sweep_faults = 3;         ///< kills in each sweep run (the same schedule for every K)

@@ -57,12 +57,16 @@ std::pair<std::int64_t, double> heartbeat(const std::string& dir, int rank) {
   return {done, double(info.st_mtim.tv_sec) + 1e-9 * double(info.st_mtim.tv_nsec)};
 }
 
-std::string last_line(const std::string& file) {
+// What the job's output says went wrong: the first line a worker wrote with "error:", else
+// mpirun's last words (not its rulers of dashes).
+std::string job_error(const std::string& file) {
   std::ifstream in(file);
   std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return last;
+  while (std::getline(in, line)) {
+    if (line.find("error:") != std::string::npos) return line;
+    if (!line.empty() && line.find("-----") == std::string::npos) last = line;
+  }
+  return last.empty() ? "(no output)" : last;
 }
 
 }  // namespace
@@ -156,10 +160,15 @@ SupervisedRun supervise_processes(const ProcessSupervisorOptions& o) {
       newest = std::max(newest, when);
     }
     failure.failed_step = std::max<std::int64_t>(least, resume_from) + 1;
-    failure.error = last_line(output);
-    failure.detected_by = hung.empty() ? "mpirun's exit status " + std::to_string(status) : hung;
-    failure.cause = job.fault == "none"
-                        ? failure.error
+    failure.error = job_error(output);
+    failure.detected_by = !hung.empty() ? hung
+                          : WIFSIGNALED(status)
+                              ? "mpirun killed by signal " + std::to_string(WTERMSIG(status))
+                              : "mpirun exited with status " + std::to_string(WEXITSTATUS(status));
+    failure.cause = job.fault == "none" ? failure.error
+                    : job.fault == "disk-full"
+                        ? "disk full at the first checkpoint from step " +
+                              std::to_string(job.fault_step) + " (injected: RLIMIT_FSIZE)"
                         : "rank " + std::to_string(job.fault_rank) + " " + job.fault + " at step " +
                               std::to_string(job.fault_step) + " (injected)";
     if (job.fault != "none") ++next_fault;

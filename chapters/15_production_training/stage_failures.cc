@@ -73,6 +73,8 @@ std::vector<RunReport> run_failures_section(const StageOptions& options) {
             << fixed(run.log.down_seconds, 2) << " s of " << fixed(run.log.wall_seconds, 2)
             << " s), goodput " << fixed(100 * b.goodput, 1)
             << "% (uninterrupted: " << fixed(100 * a.goodput, 1) << "%)\n";
+  std::vector<RunLog> process_logs;
+  if (o.process_steps > 0) process_logs = run_process_demo(o, options.tour);
   const SweepResult sweep = run_interval_sweep(o);
   if (options.tour) {
     std::cout << "tour-config: 15 | surviving failures --tour: " << describe(o)
@@ -96,7 +98,9 @@ std::vector<RunReport> run_failures_section(const StageOptions& options) {
               << " steps (Daly " << fixed(sweep.daly_steps, 1)
               << ") | checkpoint too often and pay delta, too rarely and redo more\n";
   }
-  return {a, b};
+  std::vector<RunReport> reports = {a, b};
+  for (const RunLog& log : process_logs) reports.push_back(summarize(log, report));
+  return reports;
 }
 
 }  // namespace book::prod::stage

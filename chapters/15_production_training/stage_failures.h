@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "chapters/15_production_training/failures_options.h"
+#include "chapters/15_production_training/report.h"
 
 namespace book::prod::stage {
 
@@ -23,5 +25,10 @@ struct SweepResult {
 /// checkpoint time) against the model's (recovery.h) and both optima; writes
 /// results/ch15_sweep.csv. Returns an empty result when the sweep is empty.
 SweepResult run_interval_sweep(const FailuresOptions& options);
+
+/// The same seeded failures on a job of MPI processes (`mpirun train_worker`, stage_processes.cc)
+/// against an uninterrupted job; prints its failures and the bit-for-bit check (and with `tour`
+/// its tour line). Returns the two jobs' logs, or none (saying why) without mpirun or the worker.
+std::vector<RunLog> run_process_demo(const FailuresOptions& options, bool tour);
 
 }  // namespace book::prod::stage

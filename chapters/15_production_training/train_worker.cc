@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <thread>
 
 #include "chapters/03_collectives/mpi.h"
@@ -39,13 +40,7 @@ void beat(const std::string& dir, int rank, std::int64_t done) {
   std::filesystem::rename(file + ".tmp", file);
 }
 
-int body(int argc, char** argv) {
-  coll::MpiSession session(&argc, &argv);
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // mpirun killed: this rank goes too, hung or not
-  WorkerOptions o;
-  Flags flags("train_worker", "one launch of the supervised training job (under mpirun)");
-  add_worker_flags(flags, &o);
-  flags.parse(argc, argv);
+void train(const WorkerOptions& o) {
   coll::MpiCommunicator world;
   world.set_timeout(std::chrono::milliseconds(o.timeout_ms));
   const int rank = world.rank();
@@ -87,6 +82,25 @@ int body(int argc, char** argv) {
     std::ofstream(final_weights_file(o.dir), std::ios::binary)
         .write(reinterpret_cast<const char*>(w.data()),
                static_cast<std::streamsize>(w.size_bytes()));
+  }
+}
+
+int body(int argc, char** argv) {
+  coll::MpiSession session(&argc, &argv);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // mpirun killed: this rank goes too, hung or not
+  WorkerOptions o;
+  Flags flags("train_worker", "one launch of the supervised training job (under mpirun)");
+  add_worker_flags(flags, &o);
+  flags.parse(argc, argv);
+  try {
+    train(o);
+  } catch (const Error& e) {
+    // Fail fast, as MPI programs do: returning would wait in MPI_Finalize for ranks that are
+    // themselves waiting in a collective for this one; MPI_Abort ends the whole job now.
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::cerr << "train_worker: rank " << rank << ": error: " << e.what() << std::endl;
+    MPI_Abort(MPI_COMM_WORLD, 2);
   }
   return 0;
 }

@@ -62,6 +62,10 @@ TEST(ProcessSupervisor, KillHangCorruptAndFullDiskLoseNothing) {
   EXPECT_NE(run.failures[2].detected_by.find("hung: no heartbeat for 3 s after step 9"),
             std::string::npos)
       << run.failures[2].detected_by;
+  EXPECT_NE(run.failures[3].error.find("File too large"), std::string::npos)
+      << "RLIMIT_FSIZE makes the kernel refuse the write (EFBIG): " << run.failures[3].error;
+  EXPECT_NE(run.failures[0].detected_by.find("mpirun"), std::string::npos)
+      << "a killed rank ends the job; mpirun's exit says so: " << run.failures[0].detected_by;
   EXPECT_EQ(run.predicted_redone, 7);
   EXPECT_EQ(run.log.steps_redone, 7) << "redone step executions, from the step log";
   EXPECT_EQ(run.log.steps.size(), 12u);
