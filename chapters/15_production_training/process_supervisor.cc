@@ -125,21 +125,17 @@ SupervisedRun supervise_processes(const ProcessSupervisorOptions& o) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       if (::waitpid(pid, &status, WNOHANG) == pid) break;
       bool all_beat = true;
-      std::vector<int> silent;
       double oldest = 1e300;
-      std::int64_t after = o.job.steps;
-      const double t = epoch_seconds();
+      std::vector<std::int64_t> done;
       for (int r = 0; r < o.ranks; ++r) {
         const auto [steps, when] = heartbeat(dir, r);
-        if (steps < 0) all_beat = false;
-        if (steps < 0 || t - when <= o.heartbeat_timeout_s) continue;
-        silent.push_back(r);
+        all_beat = all_beat && steps >= 0;
         oldest = std::min(oldest, when);
-        after = std::min(after, steps);
+        done.push_back(steps);
       }
-      if (!all_beat || silent.empty()) continue;
+      if (!all_beat || epoch_seconds() - oldest <= o.heartbeat_timeout_s) continue;
       // A rank is hung: end the whole job, as torchrun's agent does.
-      hung = hang_verdict(o.heartbeat_timeout_s, after, silent);
+      hung = hang_verdict(o.heartbeat_timeout_s, done);
       detected = epoch_seconds();
       last_beat = oldest;
       ::kill(-pid, SIGKILL);

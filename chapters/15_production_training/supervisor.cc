@@ -84,12 +84,15 @@ void check_supervisor_options(const SupervisorOptions& o) {
   }
 }
 
-std::string hang_verdict(double timeout_s, std::int64_t after_step,
-                         const std::vector<int>& silent) {
+std::string hang_verdict(double timeout_s, const std::vector<std::int64_t>& done) {
+  const std::int64_t after = *std::min_element(done.begin(), done.end());
+  std::vector<int> stopped;
+  for (std::size_t r = 0; r < done.size(); ++r)
+    if (done[r] == after) stopped.push_back(static_cast<int>(r));
   std::ostringstream what;
-  what << "hung: no heartbeat for " << timeout_s << " s after step " << after_step << " from rank"
-       << (silent.size() > 1 ? "s " : " ");
-  for (std::size_t i = 0; i < silent.size(); ++i) what << (i ? ", " : "") << silent[i];
+  what << "hung: no heartbeat for " << timeout_s << " s; rank" << (stopped.size() > 1 ? "s " : " ");
+  for (std::size_t i = 0; i < stopped.size(); ++i) what << (i ? ", " : "") << stopped[i];
+  what << " stopped after step " << after;
   return what.str();
 }
 
@@ -149,17 +152,14 @@ SupervisedRun supervise(const SupervisorOptions& options) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
         if (!job.armed) continue;
         const double t = now();
-        std::vector<int> silent;
         double oldest = t;
-        std::int64_t after = options.steps;
-        for (int r = 0; r < options.ranks; ++r)
-          if (t - job.beat_s[r] > options.heartbeat_timeout_s) {
-            silent.push_back(r);
-            oldest = std::min(oldest, job.beat_s[r].load());
-            after = std::min(after, job.done[r].load());
-          }
-        if (silent.empty()) continue;
-        const std::string what = hang_verdict(options.heartbeat_timeout_s, after, silent);
+        std::vector<std::int64_t> done;
+        for (int r = 0; r < options.ranks; ++r) {
+          oldest = std::min(oldest, job.beat_s[r].load());
+          done.push_back(job.done[r]);
+        }
+        if (t - oldest <= options.heartbeat_timeout_s) continue;
+        const std::string what = hang_verdict(options.heartbeat_timeout_s, done);
         job.strike(oldest, what);
         job.detect(t, what);
       }
@@ -285,6 +285,7 @@ SupervisedRun supervise(const SupervisorOptions& options) {
       break;
     }
     BOOK_CHECK(job.refusal.empty(), job.refusal);
+    //! [restart]
     FailureRecord failure;
     failure.cause = job.cause;
     failure.detected_by = job.detected_by;
@@ -301,6 +302,7 @@ SupervisedRun supervise(const SupervisorOptions& options) {
     resume_from = failure.plan.resume_from;
     run.predicted_redone += failure.plan.steps_lost;
     run.failures.push_back(failure);
+    //! [restart]
   }
   run.log.wall_seconds = now();
   run.log.restarts = static_cast<int>(run.failures.size());

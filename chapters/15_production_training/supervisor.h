@@ -126,10 +126,11 @@ struct SupervisedRun {
   double checkpoint_seconds = 0;             ///< time spent writing checkpoints
 };
 
-/// The watchdog's verdict, "hung: no heartbeat for 3 s after step 9 from ranks 0, 1": a rank
-/// stuck in a collective stops beating too, so every silent rank is named (the one that hung
-/// first cannot be told from heartbeats alone).
-std::string hang_verdict(double timeout_s, std::int64_t after_step, const std::vector<int>& silent);
+/// The watchdog's verdict from every rank's completed steps `done`: "hung: no heartbeat for 3 s;
+/// ranks 0, 1 stopped after step 9". A rank blocked in a collective on a hung one stops beating
+/// too, so every rank that stopped at the lowest step is named: heartbeats alone cannot tell
+/// which of them hung first.
+std::string hang_verdict(double timeout_s, const std::vector<std::int64_t>& done);
 
 /// The refusals supervise() makes before training (see supervise), for any supervisor.
 void check_supervisor_options(const SupervisorOptions& options);

@@ -7,6 +7,7 @@
 
 namespace book::prod {
 
+//! [young_interval]
 double young_interval(double checkpoint_seconds, double mtbf_seconds) {
   BOOK_CHECK(std::isfinite(checkpoint_seconds) && checkpoint_seconds > 0,
              "young_interval: the checkpoint cost must be a finite number of seconds > 0, got "
@@ -18,7 +19,9 @@ double young_interval(double checkpoint_seconds, double mtbf_seconds) {
   // failure); its derivative −δ/τ² + 1/(2·MTBF) is zero at τ = √(2·δ·MTBF).
   return std::sqrt(2 * checkpoint_seconds * mtbf_seconds);
 }
+//! [young_interval]
 
+//! [restart_plan]
 RestartPlan restart_plan(std::span<const CheckpointOnDisk> checkpoints, std::int64_t failed_step) {
   BOOK_CHECK(failed_step >= 1, "restart_plan: the failure struck step "
                                    << failed_step << "; steps are 1-based (>= 1)");
@@ -43,5 +46,6 @@ RestartPlan restart_plan(std::span<const CheckpointOnDisk> checkpoints, std::int
   plan.steps_lost = plan.last_redo - plan.resume_from;
   return plan;
 }
+//! [restart_plan]
 
 }  // namespace book::prod

@@ -59,7 +59,8 @@ TEST(ProcessSupervisor, KillHangCorruptAndFullDiskLoseNothing) {
   EXPECT_EQ(run.failures[1].unverified, std::vector<std::int64_t>{6});
   EXPECT_NE(run.failures[2].cause.find("rank 1 hang at step 10"), std::string::npos)
       << run.failures[2].cause;
-  EXPECT_NE(run.failures[2].detected_by.find("hung: no heartbeat for 3 s after step 9"),
+  EXPECT_NE(run.failures[2].detected_by.find(
+                "hung: no heartbeat for 3 s; ranks 0, 1 stopped after step 9"),
             std::string::npos)
       << run.failures[2].detected_by;
   EXPECT_NE(run.failures[3].error.find("File too large"), std::string::npos)

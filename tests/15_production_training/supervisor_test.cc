@@ -179,6 +179,9 @@ TEST(Faults, SeededNamedAndRefused) {
       EXPECT_LT(a[i - 1].step, a[i].step) << "distinct steps, in order";
     }
   }
+  EXPECT_EQ(hang_verdict(3, {9, 9}), "hung: no heartbeat for 3 s; ranks 0, 1 stopped after step 9");
+  EXPECT_EQ(hang_verdict(1.5, {4, 3, 4}),
+            "hung: no heartbeat for 1.5 s; rank 1 stopped after step 3");
   EXPECT_EQ(parse_fault("disk-full"), FaultKind::kDiskFull);
   EXPECT_STREQ(fault_name(FaultKind::kCorruptNewest), "corrupt");
   expect_error([] { parse_fault("meteor"); }, "unknown fault 'meteor'");
