@@ -41,7 +41,10 @@ void add_failures_flags(Flags& flags, FailuresOptions* o, const std::string& p) 
       .add(p + "sweep-delay-ms", &o->sweep_delay_ms,
            "sweep: added time per checkpoint write, ms (storage slower than this disk)")
       .range(0.0, 60000.0);
-  flags.add(p + "sweep-repeats", &o->sweep_repeats, "sweep runs per K, interleaved").range(1, 100);
+  flags
+      .add(p + "sweep-repeats", &o->sweep_repeats,
+           "sweep runs per K, interleaved, one seeded schedule each")
+      .range(1, 100);
 }
 
 void shorten_for_tour(const Flags& flags, FailuresOptions* o, const std::string& p) {

@@ -33,9 +33,9 @@ struct FailuresOptions {
   std::string dir;                  ///< checkpoint folder (default: <results>/ch15_checkpoints)
   std::vector<std::int64_t> sweep = {2, 4, 8, 16, 32};  ///< intervals K of the sweep (empty: none)
   std::int64_t sweep_steps = 96;                        ///< steps of each sweep run
-  int sweep_faults = 3;         ///< kills in each sweep run (the same schedule for every K)
+  int sweep_faults = 4;         ///< kills per sweep run (a repetition: one schedule for every K)
   double sweep_delay_ms = 100;  ///< each sweep checkpoint's added write time (slower storage)
-  int sweep_repeats = 3;        ///< runs per K, interleaved (median and spread)
+  int sweep_repeats = 3;        ///< runs per K, interleaved, each its own seeded schedule (mean)
   double hours = 0;             ///< soak mode (`:supervise`): run this long (0: `steps` steps)
   double progress_s = 60;       ///< `:supervise`: a progress line at most this often, seconds
 };

@@ -79,8 +79,9 @@ std::vector<RunReport> run_failures_section(const StageOptions& options) {
   if (options.tour) {
     std::cout << "tour-config: 15 | surviving failures --tour: " << describe(o)
               << "; sweep K = " << sweep.intervals << " on " << o.sweep_steps << " steps, "
-              << o.sweep_repeats << " run each (default: 60 steps, d_model 64, K = 2..32 on 96 "
-              << "steps, 3 runs each)\n";
+              << o.sweep_repeats
+              << " schedule(s) each (default: 60 steps, d_model 64, K = 2..32 on 96 "
+              << "steps, 3 seeded schedules each)\n";
     std::cout << "tour: 15 | final weights after " << run.failures.size()
               << " injected failures (kill, hang, corrupt checkpoint, full disk) vs an "
                  "uninterrupted run | "
