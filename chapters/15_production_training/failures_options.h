@@ -30,7 +30,7 @@ struct FailuresOptions {
   int heads = 4;                    ///< attention heads
   int micro_batch = 16;             ///< global micro-batch, sequences
   std::int64_t process_steps = 24;  ///< steps of the MPI-process job (0: no process job)
-  std::string dir;                  ///< checkpoint folder (default: <results>/ch15_checkpoints)
+  std::string dir;                  ///< checkpoint folder (default: `<results>/ch15_checkpoints`)
   std::vector<std::int64_t> sweep = {2, 4, 8, 16, 32};  ///< intervals K of the sweep (empty: none)
   std::int64_t sweep_steps = 96;                        ///< steps of each sweep run
   int sweep_faults = 4;         ///< kills per sweep run (a repetition: one schedule for every K)
