@@ -186,50 +186,33 @@ template <typename T>
 void block_forward_rows(const Config& config, const TensorParallelSlice& slice,
                         const BlockTensors<T>& w, int rows, const T* x, T* y,
                         BlockActivations<T>& a, BlockWorkspace<T>& ws,
-                        const AttentionCore<T>& attention, TensorParallelism<T>* tp,
-                        const LinearCore<T>& linear) {
+                        const AttentionCore<T>& attention, TensorParallelism<T>* tp) {
   TensorParallelism<T>& seam = tp != nullptr ? *tp : one_device<T>();
   const auto [n, c, hs, heads, width, hidden] =
       check_rows("block_forward_rows", config, slice, rows, a, ws, seam);
-  BOOK_CHECK(!linear || (slice.size == 1 && tp == nullptr),
-             "block_forward_rows: a LinearCore computes whole projections on one device; this is "
-             "tensor-parallel slice "
-                 << slice.rank << "/" << slice.size);
   const std::size_t held_c = static_cast<std::size_t>(seam.held_rows(n)) * c;
   T* partial = ws.partial.data();
-  // The caller's projection if it gave one, else the seam's on this block's own weights:
-  // column-parallel into a region (this rank's columns), row-parallel out of it (this rank's
-  // rows, summed over the ranks, the replicated bias added once).
-  const auto column = [&](const ProjectionWeights<T>& p, const T* in_rows, T* out_rows) {
-    if (linear)
-      linear(p.which, in_rows, n, out_rows);
-    else
-      seam.column_forward(p, in_rows, n, out_rows);
-  };
-  const auto row = [&](const ProjectionWeights<T>& p, const T* in_rows, T* out_rows) {
-    if (linear)
-      linear(p.which, in_rows, n, out_rows);
-    else
-      seam.row_forward(p, in_rows, n, out_rows);
-  };
-
+  // The projections go through the seam: column-parallel into a region (this rank's columns),
+  // row-parallel out of it (this rank's rows, summed over the ranks, the replicated bias added
+  // once); on one device, chapter 4's linear_forward, or an engine's own weights (block.h).
   const T* ln1 = seam.norm_forward(x, w.ln1_gain, w.ln1_bias, n, c, a.ln1.data(), a.ln1_mean.data(),
                                    a.ln1_rstd.data());
   //! [tensor_parallel_attention]
   // Column-parallel: this rank stores its heads' columns of W_qkv, its q, k and v side by side,
   // so one product makes all three.
-  column({Projection::kQkv, w.w_qkv, w.b_qkv, c, 3 * width}, ln1, a.qkv.data());
+  seam.column_forward({Projection::kQkv, w.w_qkv, w.b_qkv, c, 3 * width}, ln1, n, a.qkv.data());
   attention(a.qkv.data(), a.att_out.data());
   // Row-parallel: this rank stores its heads' rows of W_out.
-  row({Projection::kOut, w.w_out, w.b_out, width, c}, a.att_out.data(), partial);
+  seam.row_forward({Projection::kOut, w.w_out, w.b_out, width, c}, a.att_out.data(), n, partial);
   //! [tensor_parallel_attention]
   add(x, partial, held_c, a.residual.data());
 
   const T* ln2 = seam.norm_forward(a.residual.data(), w.ln2_gain, w.ln2_bias, n, c, a.ln2.data(),
                                    a.ln2_mean.data(), a.ln2_rstd.data());
-  column({Projection::kFc, w.w_fc, w.b_fc, c, hidden}, ln2, a.fc.data());
+  seam.column_forward({Projection::kFc, w.w_fc, w.b_fc, c, hidden}, ln2, n, a.fc.data());
   gelu_forward(a.fc.data(), static_cast<std::size_t>(n) * hidden, a.fc_gelu.data());
-  row({Projection::kProj, w.w_proj, w.b_proj, hidden, c}, a.fc_gelu.data(), partial);
+  seam.row_forward({Projection::kProj, w.w_proj, w.b_proj, hidden, c}, a.fc_gelu.data(), n,
+                   partial);
   add(a.residual.data(), partial, held_c, y);
 }
 
@@ -291,8 +274,7 @@ template struct BlockWorkspace<double>;
                                  BlockActivations<T>&, BlockWorkspace<T>&, TensorParallelism<T>*); \
   template void block_forward_rows<T>(                                                             \
       const Config&, const TensorParallelSlice&, const BlockTensors<T>&, int, const T*, T*,        \
-      BlockActivations<T>&, BlockWorkspace<T>&, const AttentionCore<T>&, TensorParallelism<T>*,    \
-      const LinearCore<T>&);                                                                       \
+      BlockActivations<T>&, BlockWorkspace<T>&, const AttentionCore<T>&, TensorParallelism<T>*);  \
   template void block_backward<T>(                                                                 \
       const Config&, const TensorParallelSlice&, const BlockTensors<T>&, const BlockTensors<T>&,   \
       int, int, const T*, const T*, T*, BlockActivations<T>&, BlockWorkspace<T>&,                  \

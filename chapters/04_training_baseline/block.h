@@ -96,28 +96,21 @@ void block_forward(const Config& config, const TensorParallelSlice& slice, const
 template <typename T>
 using AttentionCore = std::function<void(const T* qkv, T* att_out)>;
 
-/// One of a block's projections as the caller computes it: y [rows, out] = x [rows, in] · W + b
-/// for the projection `which` (in and out as BlockTensors gives them), overwriting y. An
-/// inference engine that keeps its weights in another format (quantised, say)
-/// supplies it; empty: linear_forward on the block's own tensors. Whole blocks only (one device).
-template <typename T>
-using LinearCore = std::function<void(Projection which, const T* x, int rows, T* y)>;
-
 /// y [rows, C] = block(x [rows, C]) with the attention computed by `attention`: the same layers
 /// as block_forward (LN1, the column-parallel qkv projection, the row-parallel output
 /// projection, the residual, LN2, the MLP), on `rows` rows that need not form whole sequences.
 /// block_forward is this function with causal attention over its batch × seq_len rows. Fills the
 /// activations' per-row buffers (ln1, qkv, att_out, residual, ln2, fc, fc_gelu and the
 /// statistics) for the first `rows` rows; `acts` may be made without attention probabilities.
-/// `linear`, when set, computes the four projections instead of `w`'s weights (w's LayerNorms are
-/// still used). Throws book::Error if `rows` exceeds the activations or the workspace, or if
-/// `linear` is set on a tensor-parallel slice or with a seam.
+/// The four projections go through the seam `tp` (chapter 4's OneDevice when null): an inference
+/// engine that keeps its weights in another format (quantised, say) supplies a OneDevice whose
+/// column_forward and row_forward read them. Throws book::Error if `rows` exceeds the activations
+/// or the workspace.
 template <typename T>
 void block_forward_rows(const Config& config, const TensorParallelSlice& slice,
                         const BlockTensors<T>& w, int rows, const T* x, T* y,
                         BlockActivations<T>& acts, BlockWorkspace<T>& workspace,
-                        const AttentionCore<T>& attention, TensorParallelism<T>* tp = nullptr,
-                        const LinearCore<T>& linear = {});
+                        const AttentionCore<T>& attention, TensorParallelism<T>* tp = nullptr);
 
 /// The backward of a block's attention core as the caller computes it: given dout = d att_out
 /// [rows, w], the forward's qkv [rows, 3w], its output att_out [rows, w] and what it saved (the

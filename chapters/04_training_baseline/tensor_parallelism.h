@@ -116,9 +116,11 @@ class TensorParallelism {
   virtual void finish_gradients(const ParameterLayout& layout, std::span<T> grads) = 0;
 };
 
-/// The whole model on one device: chapter 4's layers, nothing to split, nothing to sum.
+/// The whole model on one device: chapter 4's layers, nothing to split, nothing to sum. Not
+/// final: an inference engine that keeps its weights in another format derives from it and
+/// overrides column_forward and row_forward (the forward projections) to read them.
 template <typename T>
-class OneDevice final : public TensorParallelism<T> {
+class OneDevice : public TensorParallelism<T> {
  public:
   int rank() const override { return 0; }                                  ///< 0
   int size() const override { return 1; }                                  ///< 1

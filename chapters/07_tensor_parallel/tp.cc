@@ -84,7 +84,7 @@ int body(int argc, char** argv) {
   std::cout << "\n## Tensor and sequence parallelism (chapter 4's step: "
             << book::fixed(one.step_ms, 2) << " ms)\n\n"
             << tp_table.markdown();
-  save(tp_table, "07_tensor_parallel");
+  save(tp_table, "ch07_tensor_parallel");
 
   const Hardware hardware;
   const auto bandwidth = bandwidth_model(TransformerShape{}, hardware, {2, 4, 8, 16}, 8);
@@ -95,7 +95,7 @@ int body(int argc, char** argv) {
             << hardware.network.what << " " << hardware.network.value / 1e9 << " GB/s ("
             << hardware.network.source << "); " << hardware.peak.what << " "
             << hardware.peak.value / 1e12 << " TFLOP/s (" << hardware.peak.source << ").\n";
-  save(bw_table, "07_bandwidth_model");
+  save(bw_table, "ch07_bandwidth_model");
 
   std::cerr << "tp: expert parallelism ..." << std::endl;
   const auto experts = run_expert_parallel(options);
@@ -103,12 +103,12 @@ int body(int argc, char** argv) {
   std::cout << "\n## Expert parallelism: " << options.experts
             << " experts, top-2, capacity factor 1.25\n\n"
             << ep_table.markdown();
-  save(ep_table, "07_expert_parallel");
+  save(ep_table, "ch07_expert_parallel");
   std::cerr << "tp: load balance ..." << std::endl;
   const auto balance = run_load_balance(options);
   const book::Table balance_table = load_balance_table(balance);
   std::cout << "\n## The router on the load-balancing loss alone\n\n" << balance_table.markdown();
-  save(balance_table, "07_load_balance");
+  save(balance_table, "ch07_load_balance");
   plot_load(balance);
 
   std::cout << "\n";

@@ -28,6 +28,25 @@ int checked_rows(int max_rows) {
   return max_rows;
 }
 
+// Chapter 4's one-device seam with the projections the caller computes (use_linear): a block's
+// four forward products read the caller's weights, one layer at a time; the rest is chapter 4's.
+class CallerProjections final : public train::OneDevice<float> {
+ public:
+  explicit CallerProjections(const ModelRunner::LayerLinear& linear) : linear_(linear) {}
+  int layer = 0;  ///< the block being run
+  void column_forward(const train::ProjectionWeights<float>& p, const float* x, int rows,
+                      float* y) override {
+    linear_(layer, p.which, x, rows, y);
+  }
+  void row_forward(const train::ProjectionWeights<float>& p, const float* x, int rows,
+                   float* y) override {
+    linear_(layer, p.which, x, rows, y);
+  }
+
+ private:
+  const ModelRunner::LayerLinear& linear_;
+};
+
 }  // namespace
 
 ModelRunner::ModelRunner(train::Model<float>& model, PagedKvCache& cache, int max_rows,
@@ -143,18 +162,15 @@ std::span<const float> ModelRunner::run(std::span<const SequenceChunk> chunks) {
     }
   }
   queries_.resize(rows);
+  CallerProjections projections(linear_);  // used only when the caller gave its projections
   for (int layer = 0; layer < config_.n_layer; ++layer) {
     const train::AttentionCore<float> cached = [&](const float* qkv, float* att_out) {
       attention(layer, qkv, att_out);
     };
-    train::LinearCore<float> projections;
-    if (linear_)
-      projections = [&](train::Projection which, const float* x, int n, float* y) {
-        linear_(layer, which, x, n, y);
-      };
+    projections.layer = layer;
     train::block_forward_rows(config_, {}, weights_.blocks[layer], rows, stream_.data(),
                               next_stream_.data(), acts_, workspace_, cached,
-                              static_cast<train::TensorParallelism<float>*>(nullptr), projections);
+                              linear_ ? &projections : nullptr);
     std::swap(stream_, next_stream_);
   }
   // The head only on the rows whose logits were asked for.

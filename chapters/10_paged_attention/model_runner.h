@@ -65,7 +65,8 @@ class ModelRunner {
   std::span<const float> run(std::span<const SequenceChunk> chunks);
 
   /// A block's projection as the caller computes it, for layer `layer`: y [rows, out] = x [rows,
-  /// in] · W + b (train::LinearCore with the layer added).
+  /// in] · W + b for the projection `which` (in and out as train::BlockTensors gives them),
+  /// overwriting y.
   using LayerLinear =
       std::function<void(int layer, train::Projection which, const float* x, int rows, float* y)>;
   /// Computes every block's four projections with `linear` from now on (chapter 14 serves

@@ -14,6 +14,7 @@
 #include "chapters/10_paged_attention/workload.h"
 #include "chapters/11_continuous_batching/arrivals.h"
 #include "chapters/11_continuous_batching/metrics.h"
+#include "chapters/11_continuous_batching/serving_workload.h"
 #include "chapters/11_continuous_batching/simulate.h"
 #include "common/table.h"
 
@@ -21,21 +22,21 @@ namespace book::serve::stage {
 
 /// The stage's settings (flags).
 struct StageOptions {
-  bool tour = false;          ///< the tour's short run
-  int requests = 1000;        ///< requests in the workload
-  double rate = 6;            ///< requests per second (Poisson unless gamma_shape != 1)
-  double gamma_shape = 1;     ///< arrival burstiness
-  std::int64_t seed = 10;     ///< the lengths' seed (arrivals use seed + 1)
-  int max_batch = 64;         ///< static batch / continuous max running
-  int token_budget = 512;     ///< continuous tokens per step
-  int kv_blocks = 4096;       ///< continuous KV blocks of 16 tokens
-  double slo_ttft_ms = 2000;  ///< the SLO's time to first token
-  double slo_tpot_ms = 15;    ///< the SLO's time per output token
-  std::string checkpoint;     ///< chapter 4's addition checkpoint (chapter 10's BUILD trains it)
-  bool wall_clock = false;    ///< also time the real engine (stage_wall_clock.cc)
-  int wall_requests = 512;    ///< its requests (eight static batches of 64)
-  int wall_reps = 5;          ///< its interleaved repetitions
-  int wall_threads = 0;       ///< its engine's threads (sgemm's; 0: every hardware thread)
+  bool tour = false;               ///< the tour's short run
+  int requests = kStageRequests;   ///< requests in the workload
+  double rate = 6;                 ///< requests per second (Poisson unless gamma_shape != 1)
+  double gamma_shape = 1;          ///< arrival burstiness
+  std::int64_t seed = kStageSeed;  ///< the lengths' seed (arrivals use seed + 1)
+  int max_batch = 64;              ///< static batch / continuous max running
+  int token_budget = 512;          ///< continuous tokens per step
+  int kv_blocks = 4096;            ///< continuous KV blocks of 16 tokens
+  double slo_ttft_ms = kStageSlo.ttft_ms;  ///< the SLO's time to first token
+  double slo_tpot_ms = kStageSlo.tpot_ms;  ///< the SLO's time per output token
+  std::string checkpoint;   ///< chapter 4's addition checkpoint (chapter 10's BUILD trains it)
+  bool wall_clock = false;  ///< also time the real engine (stage_wall_clock.cc)
+  int wall_requests = 512;  ///< its requests (eight static batches of 64)
+  int wall_reps = 5;        ///< its interleaved repetitions
+  int wall_threads = 0;     ///< its engine's threads (sgemm's; 0: every hardware thread)
 };
 
 /// Parses the stage's command line (the arguments after the program's name) with book::Flags;
@@ -170,8 +171,8 @@ Table wall_selection_table(const WallClock& w);
 /// The two best settings: medians over the repetitions, with the spread of tokens/s.
 Table wall_clock_table(const WallClock& w);
 
-/// The requests of `o` at `rate` requests/s (chapter 10's default lengths, context 2048); rate 0:
-/// offline, every request at t = 0.
+/// The requests of `o` at `rate` requests/s (serving_workload.h's stage_workload: chapter 10's
+/// default lengths, context 2048); rate 0: offline, every request at t = 0.
 std::vector<TimedRequest> workload(const StageOptions& o, double rate);
 
 /// One line per run: the system, throughput, goodput and latency percentiles.
@@ -180,7 +181,7 @@ Table summary_table();
 ServingSummary add_summary(Table& table, const std::string& label, const SimResult& result,
                            const Slo& slo);
 
-/// The continuous options of `o` with this max running and budget.
+/// The continuous options of `o` with this max running and budget (stage_continuous_options).
 ContinuousOptions continuous_options(const StageOptions& o, int max_running, int token_budget);
 
 /// Writes the step composition of the first `steps` steps of both runs (CSV) and plots them

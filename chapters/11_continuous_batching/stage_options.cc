@@ -2,7 +2,6 @@
 // summary table, the continuous engine's options.
 #include <algorithm>
 
-#include "chapters/10_paged_attention/workload.h"
 #include "chapters/11_continuous_batching/stage.h"
 #include "common/flags.h"
 
@@ -58,14 +57,7 @@ Slo stage_slo(const StageOptions& o) { return {o.slo_ttft_ms, o.slo_tpot_ms}; }
 std::string ratio(double a, double b) { return fixed(a / b, 2) + "x"; }
 
 std::vector<TimedRequest> workload(const StageOptions& o, double rate) {
-  kv::WorkloadOptions w;  // the vLLM paper's ShareGPT-like shape (chapter 10)
-  w.requests = o.requests;
-  w.seed = static_cast<std::uint64_t>(o.seed);
-  auto requests = with_arrivals(kv::make_workload(w), {rate > 0 ? rate : 1, o.gamma_shape,
-                                                       static_cast<std::uint64_t>(o.seed) + 1});
-  if (rate <= 0)
-    for (auto& r : requests) r.arrival_ms = 0;  // offline: every request there at t = 0
-  return requests;
+  return stage_workload(o.requests, o.seed, rate, o.gamma_shape);
 }
 
 Table summary_table() {
@@ -88,11 +80,7 @@ ServingSummary add_summary(Table& table, const std::string& label, const SimResu
 }
 
 ContinuousOptions continuous_options(const StageOptions& o, int max_running, int token_budget) {
-  ContinuousOptions c;
-  c.scheduler = {max_running, token_budget, true};
-  c.kv_blocks = o.kv_blocks;
-  c.max_positions = 2048;
-  return c;
+  return stage_continuous_options(max_running, token_budget, o.kv_blocks);
 }
 
 }  // namespace book::serve::stage

@@ -20,6 +20,7 @@ int body(int argc, char** argv) {
   std::vector<RunReport> runs;
   for (RunReport& r : run_failures_section(options)) runs.push_back(std::move(r));
   if (!runs.empty()) report_section(options, runs);
+  p99_section(options);
   return 0;
 }
 

@@ -40,4 +40,9 @@ std::vector<RunReport> run_failures_section(const StageOptions& options);
 /// uptime, goodput), printed and written to results/ch15_report.csv/json.
 void report_section(const StageOptions& options, const std::vector<RunReport>& runs);
 
+/// "Throughput against P99": chapter 11's trade-off on its simulated clock (p99.h) as one table
+/// (config, capacity and served tokens/s, TPOT P99, SLO attained), written to
+/// results/ch15_p99.csv/json, and with --tour its tour line. Serving, not training: no RunLog.
+void p99_section(const StageOptions& options);
+
 }  // namespace book::prod::stage

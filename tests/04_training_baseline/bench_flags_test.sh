@@ -2,7 +2,8 @@
 # The benches with the Google Benchmark flags a reader passes (issue 30: aggregates-only made
 # chapter 1's reporter take the median of nothing and crash; --benchmark_list_tests made chapter
 # 4's bench measure anyway). Each run is filtered to the smallest benchmarks, so this takes
-# seconds. Usage: bench_flags_test.sh CH01_BENCH CH04_BENCH
+# seconds. Usage: bench_flags_test.sh CH01_BENCH CH04_BENCH (a test of chapter 4: a later chapter may
+# run an earlier one's bench, not the other way round)
 set -uo pipefail
 ch01=$1
 ch04=$2
