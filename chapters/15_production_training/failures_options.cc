@@ -53,7 +53,7 @@ void shorten_for_tour(const Flags& flags, FailuresOptions* o, const std::string&
   if (!flags.was_set(p + "sweep")) o->sweep = {2, 4, 8, 16};
   if (!flags.was_set(p + "sweep-steps")) o->sweep_steps = 48;
   if (!flags.was_set(p + "process-steps")) o->process_steps = 12;
-  if (!flags.was_set(p + "sweep-repeats")) o->sweep_repeats = 1;
+  if (!flags.was_set(p + "sweep-repeats")) o->sweep_repeats = 2;
 }
 
 SupervisorOptions supervisor_options(const FailuresOptions& o, const std::string& default_dir) {

@@ -42,7 +42,8 @@ int body(int argc, char** argv) {
   s.progress = [](const std::string& line) { std::cout << line << std::endl; };
   s.progress_every_s = o.progress_s;
   std::cout << "supervise: " << describe(o)
-            << (o.hours > 0 ? ", soak for " + fixed(o.hours, 2) + " h" : std::string()) << "\n";
+            << (o.hours > 0 ? ", soak for " + fixed(o.hours * 3600, 0) + " s" : std::string())
+            << "\n";
   const SupervisedRun run = supervise(s);
   print_failures(run, "ch15_supervise_failures");
   ReportOptions report;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <iomanip>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -219,7 +220,8 @@ SupervisedRun supervise(const SupervisorOptions& options) {
                     last_progress = t1;
                     std::ostringstream line;
                     line << "progress: step " << step << ", loss " << result.loss << ", "
-                         << run.failures.size() << " restarts, " << t1 << " s";
+                         << run.failures.size() << " restarts, " << std::fixed
+                         << std::setprecision(1) << t1 << " s";
                     options.progress(line.str());
                   }
                   if (attempt == 0 && step == 1 && t1 - t0 >= options.heartbeat_timeout_s) {

@@ -121,6 +121,22 @@ TEST(Supervisor, ACleanRunHasNoRestartsAndKeepsTheNewestCheckpoints) {
   EXPECT_TRUE(on_disk[0].verified && on_disk[1].verified);
 }
 
+TEST(Supervisor, SoakModeStopsAtACheckpointAfterTheDeadline) {
+  SupervisorOptions o = tiny("soak", std::int64_t{1} << 40, 4);
+  o.stop_after_s = 0.3;
+  std::vector<std::string> lines;
+  o.progress = [&](const std::string& line) { lines.push_back(line); };
+  o.progress_every_s = 0;  // a line after every step
+  const SupervisedRun run = supervise(o);
+  const auto steps = static_cast<std::int64_t>(run.log.steps.size());
+  EXPECT_GE(steps, 4);
+  EXPECT_EQ(steps % 4, 0) << "every rank stops together, at a checkpoint";
+  EXPECT_EQ(run.checkpoints.size() * 4, run.log.steps.size());
+  EXPECT_GE(run.log.wall_seconds, 0.3);
+  ASSERT_EQ(static_cast<std::int64_t>(lines.size()), steps);
+  EXPECT_EQ(lines[0].rfind("progress: step 1, loss ", 0), 0u) << lines[0];
+}
+
 TEST(Supervisor, RefusesWhatItCannotSupervise) {
   SupervisorOptions o = tiny("refusals", 6, 2);
   const auto with = [&](auto change) {
