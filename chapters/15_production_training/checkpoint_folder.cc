@@ -60,7 +60,7 @@ void prepare_checkpoint_dir(const std::string& dir) {
   for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("step-", 0) == 0 && name.find(".ckpt") != std::string::npos)
-      fs::remove(entry.path());
+      fs::remove_all(entry.path());
   }
 }
 
@@ -70,7 +70,14 @@ std::vector<CheckpointOnDisk> verify_checkpoints(const std::string& dir) {
     CheckpointOnDisk c;
     c.step = step;
     try {
-      const train::CheckpointReader reader(checkpoint_file(dir, step));
+      const std::string path = checkpoint_file(dir, step);
+      if (fs::is_directory(path)) {  // a sharded (ZeRO) checkpoint: its manifest and every shard
+        BOOK_CHECK(fs::exists(fs::path(path) / "manifest.ckpt"), "no manifest in " << path);
+        for (const auto& file : fs::directory_iterator(path))
+          const train::CheckpointReader reader(file.path().string());
+      } else {
+        const train::CheckpointReader reader(path);
+      }
       c.verified = true;
     } catch (const Error&) {
       c.verified = false;  // truncated, corrupted or unreadable: never loaded
@@ -88,7 +95,7 @@ void set_aside_checkpoint(const std::string& dir, std::int64_t step) {
 void prune_checkpoints(const std::string& dir, int keep) {
   const std::vector<std::int64_t> steps = steps_on_disk(dir);
   for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < steps.size(); ++i)
-    fs::remove(checkpoint_file(dir, steps[i]));
+    fs::remove_all(checkpoint_file(dir, steps[i]));
 }
 
 RestartPlan plan_restart(const std::string& dir, std::int64_t failed_step,
@@ -103,7 +110,8 @@ RestartPlan plan_restart(const std::string& dir, std::int64_t failed_step,
 std::int64_t corrupt_newest_checkpoint(const std::string& dir) {
   const std::vector<std::int64_t> steps = steps_on_disk(dir);
   if (steps.empty()) return 0;
-  const std::string file = checkpoint_file(dir, steps.back());
+  std::string file = checkpoint_file(dir, steps.back());
+  if (fs::is_directory(file)) file = (fs::path(file) / "manifest.ckpt").string();  // sharded
   std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
   BOOK_CHECK(io.good(), "cannot open checkpoint " << file << " to corrupt it");
   io.seekg(0, std::ios::end);

@@ -19,6 +19,12 @@ void add_failures_flags(Flags& flags, FailuresOptions* o, const std::string& p) 
   flags.add(p + "kinds", &o->kinds, "supervised run: fault kinds, in turn")
       .choices({"kill", "hang", "corrupt", "disk-full"});
   flags.add(p + "seed", &o->seed, "supervised run: the failure schedule's seed");
+  flags.add(p + "zero", &o->zero,
+            "supervised run: chapter 6's ZeRO-1 (sharded checkpoints) instead of DDP");
+  flags
+      .add(p + "restart-ranks", &o->restart_ranks,
+           "supervised run: ranks after the first failure (0: the same; fewer: resharded)")
+      .range(0, 64);
   flags.add(p + "max-restarts", &o->max_restarts, "supervised run: restarts before giving up")
       .range(0, 1000000);
   flags.add(p + "heartbeat", &o->heartbeat_s,
@@ -67,6 +73,8 @@ SupervisorOptions supervisor_options(const FailuresOptions& o, const std::string
   s.keep_checkpoints = o.keep;
   s.checkpoint_dir = o.dir.empty() ? default_dir : o.dir;
   s.max_restarts = o.max_restarts;
+  s.zero = o.zero;
+  s.restart_ranks = o.restart_ranks;
   s.heartbeat_timeout_s = o.heartbeat_s;
   std::vector<FaultKind> kinds;
   for (const std::string& k : o.kinds) kinds.push_back(parse_fault(k));

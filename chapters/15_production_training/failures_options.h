@@ -23,6 +23,8 @@ struct FailuresOptions {
   int faults = 4;           ///< injected failures (kinds in turn from `kinds`)
   std::vector<std::string> kinds = {"kill", "hang", "corrupt", "disk-full"};  ///< fault kinds
   std::int64_t seed = 15;           ///< the failure schedule's seed
+  bool zero = false;                ///< train with chapter 6's ZeRO-1 instead of chapter 5's DDP
+  int restart_ranks = 0;            ///< ranks after the first failure (0: the same)
   int max_restarts = 10;            ///< restarts before giving up
   double heartbeat_s = 1.0;         ///< heartbeat timeout, seconds (a hang costs this much)
   int layers = 2;                   ///< transformer blocks

@@ -73,6 +73,23 @@ std::vector<RunReport> run_failures_section(const StageOptions& options) {
             << fixed(run.log.down_seconds, 2) << " s of " << fixed(run.log.wall_seconds, 2)
             << " s), goodput " << fixed(100 * b.goodput, 1)
             << "% (uninterrupted: " << fixed(100 * a.goodput, 1) << "%)\n";
+  // Restarting smaller: ZeRO-1 on N ranks, a kill, the rest on N - 1 from the resharded checkpoint.
+  if (o.ranks > 1 && o.every + 2 <= o.steps) {
+    SupervisorOptions smaller = clean;
+    smaller.zero = true;
+    smaller.restart_ranks = o.ranks - 1;
+    smaller.faults = {{FaultKind::kKill, o.every + 2, o.ranks - 1}};
+    smaller.name = "ZeRO-1 N=" + std::to_string(o.ranks) + " -> " + std::to_string(o.ranks - 1);
+    const SupervisedRun shrunk = supervise(smaller);
+    const FailureRecord& f = shrunk.failures.at(0);
+    std::cout << "smaller:   ZeRO-1 on " << o.ranks << " ranks, " << f.cause
+              << "; resumed from the "
+              << "checkpoint of step " << f.plan.resume_from << " on " << o.ranks - 1
+              << " rank(s), its optimizer shards resharded (chapter 6), and finished step "
+              << shrunk.log.steps.back().step << " with loss "
+              << fixed(shrunk.log.steps.back().loss, 4) << " (uninterrupted " << o.ranks
+              << "-rank DDP: " << fixed(reference.log.steps.back().loss, 4) << ")\n";
+  }
   std::vector<RunLog> process_logs;
   if (o.process_steps > 0) process_logs = run_process_demo(o, options.tour);
   const SweepResult sweep = run_interval_sweep(o);

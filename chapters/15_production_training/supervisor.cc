@@ -12,10 +12,9 @@
 
 #include "chapters/03_collectives/threads.h"
 #include "chapters/04_training_baseline/checkpoint.h"
-#include "chapters/05_data_parallel/ddp_trainer.h"
 #include "chapters/15_production_training/checkpoint_folder.h"
+#include "chapters/15_production_training/rank_trainer.h"
 #include "common/check.h"
-#include "common/rng.h"
 
 namespace book::prod {
 namespace {
@@ -54,8 +53,6 @@ struct Attempt {
   }
 };
 
-constexpr const char* kFaultNames[] = {"kill", "hang", "corrupt", "disk-full"};
-
 }  // namespace
 
 void check_supervisor_options(const SupervisorOptions& o) {
@@ -71,6 +68,9 @@ void check_supervisor_options(const SupervisorOptions& o) {
   BOOK_CHECK(o.checkpoint_delay_s >= 0,
              "supervise: the checkpoint delay must be >= 0 s, got " << o.checkpoint_delay_s);
   BOOK_CHECK(o.ranks >= 1, "supervise: ranks must be >= 1, got " << o.ranks);
+  BOOK_CHECK(o.restart_ranks >= 0 && o.restart_ranks <= o.ranks,
+             "supervise: restart_ranks " << o.restart_ranks << " must be within 0.." << o.ranks
+                                         << " (0: restart on the same ranks)");
   for (const Fault& f : o.faults) {
     BOOK_CHECK(f.step >= 1 && f.step <= o.steps && f.rank >= 0 && f.rank < o.ranks,
                "supervise: a " << fault_name(f.kind) << " fault at step " << f.step << " on rank "
@@ -85,51 +85,11 @@ void check_supervisor_options(const SupervisorOptions& o) {
   }
 }
 
-std::string hang_verdict(double timeout_s, const std::vector<std::int64_t>& done) {
-  const std::int64_t after = *std::min_element(done.begin(), done.end());
-  std::vector<int> stopped;
-  for (std::size_t r = 0; r < done.size(); ++r)
-    if (done[r] == after) stopped.push_back(static_cast<int>(r));
-  std::ostringstream what;
-  what << "hung: no heartbeat for " << timeout_s << " s; rank" << (stopped.size() > 1 ? "s " : " ");
-  for (std::size_t i = 0; i < stopped.size(); ++i) what << (i ? ", " : "") << stopped[i];
-  what << " stopped after step " << after;
-  return what.str();
-}
-
-const char* fault_name(FaultKind kind) { return kFaultNames[static_cast<int>(kind)]; }
-
-FaultKind parse_fault(const std::string& text) {
-  for (int k = 0; k < 4; ++k)
-    if (text == kFaultNames[k]) return static_cast<FaultKind>(k);
-  BOOK_CHECK(false,
-             "unknown fault '" << text << "'; the faults are kill, hang, corrupt, disk-full");
-}
-
-std::vector<Fault> seeded_faults(std::uint64_t seed, int count, std::int64_t steps, int ranks,
-                                 const std::vector<FaultKind>& kinds) {
-  BOOK_CHECK(!kinds.empty(), "seeded_faults: no kinds of fault to draw from");
-  BOOK_CHECK(count >= 0 && count <= steps - 1 && ranks >= 1,
-             "seeded_faults: " << count << " faults at distinct steps 2.." << steps << " on "
-                               << ranks << " ranks do not fit; use fewer faults or more steps");
-  Rng rng(seed);
-  std::vector<Fault> faults;
-  while (static_cast<int>(faults.size()) < count) {
-    const std::int64_t step = 2 + static_cast<std::int64_t>(rng.next_u64() % (steps - 1));
-    if (std::any_of(faults.begin(), faults.end(), [&](const Fault& f) { return f.step == step; }))
-      continue;
-    const FaultKind kind = kinds[faults.size() % kinds.size()];
-    faults.push_back({kind, step, static_cast<int>(rng.next_u64() % ranks)});
-  }
-  std::sort(faults.begin(), faults.end(),
-            [](const Fault& a, const Fault& b) { return a.step < b.step; });
-  return faults;
-}
-
 SupervisedRun supervise(const SupervisorOptions& options) {
   check_supervisor_options(options);
   prepare_checkpoint_dir(options.checkpoint_dir);  // refused here, before any training
   const ddp::DdpOptions ddp = ddp::resolve(options.ddp, options.ranks);
+  if (options.restart_ranks > 0) ddp::resolve(options.ddp, options.restart_ranks);  // refused now
   const std::string& dir = options.checkpoint_dir;
   const auto start = Clock::now();
   const auto now = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
@@ -144,7 +104,9 @@ SupervisedRun supervise(const SupervisorOptions& options) {
   std::int64_t high_water = 0, resume_from = 0;
 
   for (int attempt = 0;; ++attempt) {
-    Attempt job(options.ranks);
+    const int ranks =
+        attempt > 0 && options.restart_ranks > 0 ? options.restart_ranks : options.ranks;
+    Attempt job(ranks);
     for (auto& b : job.beat_s) b = now();
     std::vector<float> weights;
     std::thread watchdog([&] {
@@ -155,7 +117,7 @@ SupervisedRun supervise(const SupervisorOptions& options) {
         const double t = now();
         double oldest = t;
         std::vector<std::int64_t> done;
-        for (int r = 0; r < options.ranks; ++r) {
+        for (int r = 0; r < ranks; ++r) {
           oldest = std::min(oldest, job.beat_s[r].load());
           done.push_back(job.done[r]);
         }
@@ -173,14 +135,15 @@ SupervisedRun supervise(const SupervisorOptions& options) {
     std::string error;
     try {
       coll::run_ranks(
-          options.ranks,
+          ranks,
           [&](coll::Communicator& comm) {
             const int rank = comm.rank();
             const auto beat = [&](std::int64_t done) {
               job.done[rank] = done, job.beat_s[rank] = now();
             };
             try {
-              ddp::DdpTrainer trainer(comm, ddp);
+              const std::unique_ptr<RankTrainer> owned = make_rank_trainer(comm, ddp, options.zero);
+              RankTrainer& trainer = *owned;
               if (resume_from > 0) trainer.load(checkpoint_file(dir, resume_from));
               beat(trainer.steps_done());
               if (rank == 0) job.first_step_s = now();
@@ -215,7 +178,7 @@ SupervisedRun supervise(const SupervisorOptions& options) {
                   if (step <= high_water) run.redone_seconds += t1 - t0;
                   high_water = std::max(high_water, step);
                   useful.resize(static_cast<std::size_t>(step));  // later steps: thrown away
-                  useful.back() = {step, result.loss, t1 - t0, trainer.tokens_per_step(), t1};
+                  useful.back() = {step, result.loss, t1 - t0, tokens_per_step(ddp), t1};
                   if (options.progress && t1 - last_progress >= options.progress_every_s) {
                     last_progress = t1;
                     std::ostringstream line;
@@ -263,10 +226,8 @@ SupervisedRun supervise(const SupervisorOptions& options) {
                   if (late > 0) break;
                 }
               }
-              if (rank == 0) {
-                const auto w = trainer.master_weights();
-                weights.assign(w.begin(), w.end());
-              }
+              std::vector<float> w = trainer.master_weights();  // collective (ZeRO gathers)
+              if (rank == 0) weights = std::move(w);
             } catch (const Error& e) {
               job.detect(now(), e.what());  // the first error is the detection
               throw;

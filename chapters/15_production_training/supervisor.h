@@ -72,6 +72,14 @@ struct SupervisorOptions {
   /// the ranks' collective timeout. Must exceed one step: checked against the first step.
   double heartbeat_timeout_s = 10;
   std::vector<Fault> faults;  ///< what to inject (none: a clean run)
+  /// The trainer: chapter 5's DDP (false), or chapter 6's ZeRO-1 (true), whose checkpoint is a
+  /// folder of optimizer-state shards that any number of ranks can load (reshard).
+  bool zero = false;
+  /// Ranks after the first failure (0: the same): the lost node is not replaced and the job goes
+  /// on smaller, loading the checkpoint on fewer ranks. A fault on a rank that no longer exists
+  /// does not strike. The final weights then differ from an N-rank run's in the last bits (the
+  /// gradient is summed in another order), as any change of N does.
+  int restart_ranks = 0;
   /// Slower storage on purpose: rank 0 sleeps this long in each checkpoint write (the others wait
   /// in its barrier), as a large model's write to a parallel filesystem takes many steps' time.
   /// The stage's interval sweep uses it to put the optimum inside the swept range. 0: none.

@@ -14,6 +14,7 @@
 
 #include "chapters/03_collectives/threads.h"
 #include "chapters/05_data_parallel/ddp_trainer.h"
+#include "chapters/06_zero/zero_trainer.h"
 #include "chapters/15_production_training/checkpoint_folder.h"
 #include "chapters/15_production_training/recovery.h"
 #include "chapters/15_production_training/supervisor.h"
@@ -121,6 +122,38 @@ TEST(Supervisor, ACleanRunHasNoRestartsAndKeepsTheNewestCheckpoints) {
   EXPECT_TRUE(on_disk[0].verified && on_disk[1].verified);
 }
 
+TEST(Supervisor, AZeroRunRestartsOnFewerRanksByResharding) {
+  SupervisorOptions o = tiny("zero_fewer", 8, 2);
+  o.zero = true;
+  o.restart_ranks = 1;                    // the lost node is not replaced
+  o.faults = {{FaultKind::kKill, 5, 1}};  // 2 ranks wrote the checkpoint of 4; 1 rank loads it
+  const SupervisedRun run = supervise(o);
+  ASSERT_EQ(run.failures.size(), 1u);
+  EXPECT_EQ(run.failures[0].plan.resume_from, 4);
+  EXPECT_EQ(run.log.steps.size(), 8u);
+  // The same path by hand: ZeRO-1 on 2 ranks for 4 steps, saved; loaded on 1 rank, 4 more.
+  zero::ZeroOptions z;
+  z.train = o.ddp.train;
+  z.stage = zero::Stage::kZero1;
+  z.bucket_bytes = o.ddp.bucket_bytes;
+  const std::string dir = temp_dir("zero_by_hand");
+  std::filesystem::remove_all(dir);
+  coll::run_ranks(2, [&](coll::Communicator& comm) {
+    zero::ZeroTrainer trainer(comm, z);
+    for (int s = 0; s < 4; ++s) trainer.step();
+    trainer.save(dir);
+  });
+  std::vector<float> expected;
+  coll::run_ranks(1, [&](coll::Communicator& comm) {
+    zero::ZeroTrainer trainer(comm, z);
+    trainer.load(dir);
+    for (int s = 0; s < 4; ++s) trainer.step();
+    expected = trainer.master_weights();
+  });
+  EXPECT_TRUE(bit_equal(run.final_weights, expected))
+      << "the supervisor must resume the 2-rank checkpoint on 1 rank, resharded";
+}
+
 TEST(Supervisor, SoakModeStopsAtACheckpointAfterTheDeadline) {
   SupervisorOptions o = tiny("soak", std::int64_t{1} << 40, 4);
   o.stop_after_s = 0.3;
@@ -156,6 +189,8 @@ TEST(Supervisor, RefusesWhatItCannotSupervise) {
                "checkpoint interval must be >= 1 step, got 0");
   expect_error(with([](SupervisorOptions& c) { c.checkpoint_every = -2; }),
                "checkpoint interval must be >= 1 step, got -2");
+  expect_error(with([](SupervisorOptions& c) { c.restart_ranks = 3; }),
+               "restart_ranks 3 must be within 0..2");
   expect_error(with([](SupervisorOptions& c) { c.checkpoint_delay_s = -1; }),
                "checkpoint delay must be >= 0 s");
   expect_error(with([](SupervisorOptions& c) { c.heartbeat_timeout_s = 0; }),
