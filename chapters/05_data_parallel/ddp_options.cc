@@ -24,6 +24,13 @@ DdpOptions resolve(const DdpOptions& options, int world_size) {
   BOOK_CHECK(out.bucket_bytes > 0,
              "bucket size 0 bytes: a bucket must hold at least one element; "
              "PyTorch's default is 25 MiB (bucket_cap_mb=25)");
+  BOOK_CHECK(!out.faults.skip_accumulation_mean || t.accumulation >= 2,
+             "fault skip_accumulation_mean needs accumulation >= 2 (at 1 there is no mean to "
+             "forget), got accumulation "
+                 << t.accumulation);
+  BOOK_CHECK(!out.faults.skip_last_bucket || overlaps_backward(out.rung),
+             "fault skip_last_bucket needs an overlapped rung (buckets or no-sync), got rung "
+                 << rung_name(out.rung));
   const train::AdditionTask task(t.digits);
   t.model.vocab_size = train::AdditionTask::vocab_size();
   t.model.context = task.model_context();

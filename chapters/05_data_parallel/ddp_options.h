@@ -16,7 +16,9 @@
 namespace book::ddp {
 
 /// Delays and failures injected on purpose, for the bottleneck classifier's and the restart
-/// driver's tests and the stage's demonstrations. All off by default.
+/// driver's tests and the stage's demonstrations, and two deliberately wrong "optimisations" for
+/// an experiment harness to catch (a later chapter's A/B stage runs them as broken candidates:
+/// each changes the loss curve, never the speed by much). All off by default.
 struct FaultInjection {
   double loader_delay_s = 0;        ///< every rank sleeps this long per micro-batch while loading
   double link_delay_s_per_mib = 0;  ///< sleep before each gradient collective, per MiB it moves
@@ -24,6 +26,17 @@ struct FaultInjection {
   double straggler_delay_s = 0;     ///< (a slow GPU, a thermally throttled one, a noisy neighbour)
   int fail_rank = -1;               ///< this rank throws at the start of step fail_step
   std::int64_t fail_step = -1;      ///< (1-based; a crashed process, a lost GPU)
+  /// Gradient accumulation that forgets to divide by the number of micro-batches: every
+  /// micro-batch's backward uses A× the loss scale run_step gives it, so the step's gradient is
+  /// the sum of the A micro-batches' means, not their mean. Needs accumulation ≥ 2 (at 1 it
+  /// changes nothing). Under AdamW and clipping this bug is quiet: clipping undoes a common
+  /// factor and Adam divides by the gradient's own scale, so only the steps where clipping (or
+  /// Adam's ε) treat the two scales differently show it.
+  bool skip_accumulation_mean = false;
+  /// An all-reduce that skips the last bucket (the last launched: the start of the flat buffer,
+  /// the embeddings): those gradients stay each rank's own, the replicas drift apart. Needs an
+  /// overlapped rung (buckets or no-sync) and at least two buckets.
+  bool skip_last_bucket = false;
 };
 
 /// One data-parallel run, as every rank sees it.

@@ -112,6 +112,9 @@ DdpTrainer::DdpTrainer(coll::Communicator& comm, const DdpOptions& options)
   coll::Communicator* trace_from = &comm_;
   if (overlaps_backward(options_.rung)) {
     buckets_ = plan_buckets(tensors_, options_.bucket_bytes, sizeof(float));
+    BOOK_CHECK(!options_.faults.skip_last_bucket || buckets_.size() >= 2,
+               "fault skip_last_bucket needs at least two buckets, the plan has "
+                   << buckets_.size() << ": use smaller buckets (bucket_bytes)");
     bucket_seconds_.assign(buckets_.size(), 0.0);
     async_ = std::make_unique<coll::AsyncCommunicator>(comm_);  // its lane is "comm"
     reducer_ = std::make_unique<BucketReducer>(
@@ -202,6 +205,8 @@ coll::CollectiveHandle DdpTrainer::launch_bucket(std::size_t index, const FlatRa
   const std::span<float> data = model_.grads().span().subspan(bucket.begin, bucket.size());
   std::ostringstream what;
   what << "all_reduce of bucket " << index << " (" << bucket.size() << " x f32)";
+  if (options_.faults.skip_last_bucket && index + 1 == buckets_.size())  // the broken candidate
+    return async_->submit(what.str() + " skipped (injected fault)", [](coll::Communicator&) {});
   return async_->submit(what.str(), [this, index, data](coll::Communicator& comm) {
     prioritise_communication_thread();
     const Timer timer;  // on the communication thread: how long the wire was busy
@@ -243,6 +248,8 @@ double DdpTrainer::micro_batch(const train::Batch& batch, float loss_scale, bool
       sleep_seconds(options_.faults.straggler_delay_s);
   }
   const train::StepSpan timed = span("backward", "backward", &times_.backward);
+  if (options_.faults.skip_accumulation_mean)  // the broken candidate: the sum, not the mean
+    loss_scale *= static_cast<float>(options_.train.accumulation);
   if (reducer_ && synchronizes(last)) {
     reducer_->begin_pass();
     model_.backward(acts_, loss_scale, reducer_->hook());  // buckets start in here

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "chapters/15_production_training/experiment.h"
 #include "chapters/15_production_training/failures_options.h"
 #include "chapters/15_production_training/report.h"
 #include "common/flags.h"
@@ -17,8 +18,9 @@ namespace book::prod::stage {
 
 /// The stage's command line: one part per section.
 struct StageOptions {
-  bool tour = false;         ///< the tour's short run (fewer steps, fewer repetitions)
-  FailuresOptions failures;  ///< section "Surviving failures" (flags --sup-*)
+  bool tour = false;             ///< the tour's short run (fewer steps, fewer repetitions)
+  ExperimentOptions experiment;  ///< section "The experiment" (experiment.h)
+  FailuresOptions failures;      ///< section "Surviving failures" (flags --sup-*)
 };
 
 /// Parses the command line; `--tour` shortens what it does not set. Throws book::UsageError for a
@@ -29,10 +31,23 @@ StageOptions parse_stage_options(int argc, const char* const* argv);
 /// `ranks` threads at once (ranks that share a core share its peak). The MFU denominator.
 double ranks_peak_gflops(int ranks);
 
+/// What "The experiment" hands to the report: every judged arm's log and report.
+struct ExperimentSection {
+  std::vector<RunLog> logs;        ///< each pair's baseline and candidate, in order
+  std::vector<RunReport> reports;  ///< summarize() of each
+};
+
+/// "The experiment": each baseline/candidate pair judged in order (the loss at fixed steps and
+/// compare_losses' verdict, then tokens/s of interleaved repetitions, then the bottleneck of
+/// both), time-to-converge, the broken candidates rejected; results/ch15_experiment.csv/json and
+/// results/ch15_loss_curves.png; with --tour its tour lines.
+ExperimentSection run_experiment_section(const StageOptions& options);
+
 /// "Surviving failures": the supervised run with seeded failures of every kind (kill, hang,
 /// corrupt checkpoint, full disk) next to an uninterrupted one (bit for bit), its failures table,
 /// its timeline (results/ch15_timeline.png), uptime and goodput, and the checkpoint-interval sweep
-/// against Young's and Daly's model. Returns the uninterrupted and the supervised runs' reports.
+/// against Young's and Daly's model; then their reports side by side (results/ch15_failures_report
+/// .csv/json). Returns the uninterrupted and the supervised runs' reports.
 std::vector<RunReport> run_failures_section(const StageOptions& options);
 
 /// "The report": every run of the stage side by side in the four layers (business:

@@ -118,6 +118,8 @@ std::vector<RunReport> run_failures_section(const StageOptions& options) {
   }
   std::vector<RunReport> reports = {a, b};
   for (const RunLog& log : process_logs) reports.push_back(summarize(log, report));
+  std::cout << "\n### The supervised runs, reported\n\n";
+  print_reports(reports, "ch15_failures_report");
   return reports;
 }
 

@@ -66,6 +66,22 @@ TEST(BadInput, ABucketSizeOfZero) {
   expect_error([&] { plan_buckets({}, 64, 4); }, "no tensors");
 }
 
+TEST(BadInput, InjectedWrongOptimisationsWhereTheyCannotAct) {
+  DdpOptions options = tiny_ddp_options(Rung::kBuckets, testing::tiny_train_options(1));
+  options.faults.skip_accumulation_mean = true;
+  expect_error([&] { resolve(options, 2); },
+               {"skip_accumulation_mean needs accumulation >= 2", "got accumulation 1"});
+  options = tiny_ddp_options(Rung::kFlat);
+  options.faults.skip_last_bucket = true;
+  expect_error([&] { resolve(options, 2); },
+               {"skip_last_bucket needs an overlapped rung", "got rung flat"});
+  options = tiny_ddp_options(Rung::kBuckets, testing::tiny_train_options(), std::size_t{1} << 30);
+  options.faults.skip_last_bucket = true;
+  expect_error(
+      [&] { coll::run_ranks(2, [&](coll::Communicator& c) { DdpTrainer t(c, options); }); },
+      {"skip_last_bucket needs at least two buckets", "the plan has 1"});
+}
+
 TEST(BadInput, MismatchedOrImpossibleRunSettings) {
   DdpOptions options = tiny_ddp_options(Rung::kFlat);
   options.train.precision = DType::kF64;
