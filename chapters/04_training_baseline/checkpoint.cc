@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -29,7 +31,23 @@ T get_at(const std::vector<std::uint8_t>& in, std::size_t offset) {
   return value;
 }
 
+// fail_next_checkpoint_write_after's budget; negative: none pending.
+std::atomic<std::int64_t> write_budget{-1};
+
+// ::write, with the full-disk seam: no more than `room` bytes of the file in all, then -1 with
+// errno ENOSPC, as a disk that filled up.
+ssize_t write_within(int fd, const std::uint8_t* data, std::size_t size, std::size_t written,
+                     std::size_t room) {
+  if (written >= room) {
+    errno = ENOSPC;
+    return -1;
+  }
+  return ::write(fd, data, std::min(size, room - written));
+}
+
 }  // namespace
+
+void fail_next_checkpoint_write_after(std::int64_t bytes) { write_budget.store(bytes); }
 
 std::uint64_t fnv1a64(std::span<const std::uint8_t> bytes) {
   std::uint64_t hash = 0xcbf29ce484222325ULL;
@@ -60,6 +78,8 @@ void CheckpointWriter::write_atomically(const std::string& path) const {
   std::error_code error;
   BOOK_CHECK(!std::filesystem::is_directory(path, error),
              "cannot write checkpoint " << path << ": it is a directory; give a file name");
+  const std::int64_t budget = write_budget.exchange(-1);  // the full-disk seam, if armed
+  const std::size_t room = budget < 0 ? file.size() : static_cast<std::size_t>(budget);
   //! [atomic_write]
   const std::string temp = path + ".tmp";
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -72,7 +92,7 @@ void CheckpointWriter::write_atomically(const std::string& path) const {
   };
   std::size_t written = 0;
   while (written < file.size()) {
-    const ssize_t n = ::write(fd, file.data() + written, file.size() - written);
+    const ssize_t n = write_within(fd, file.data() + written, file.size() - written, written, room);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) fail("writing checkpoint " + temp + " failed", n < 0 ? errno : ENOSPC, true);
     written += static_cast<std::size_t>(n);

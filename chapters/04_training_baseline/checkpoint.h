@@ -49,6 +49,12 @@ class CheckpointWriter {
   std::vector<std::pair<std::string, std::vector<std::uint8_t>>> sections_;
 };
 
+/// A seam for tests and failure drills: a full disk on demand. The next write_atomically in this
+/// process writes at most `bytes` bytes of its temporary file and then fails as a full disk does
+/// (ENOSPC), so a test can check that a failed save leaves the previous checkpoint intact. One
+/// shot: the write after it is unlimited again. A negative `bytes` cancels a pending one.
+void fail_next_checkpoint_write_after(std::int64_t bytes);
+
 /// Reads and verifies a checkpoint file, then hands out its sections.
 class CheckpointReader {
  public:

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "chapters/15_production_training/experiment.h"
+#include "chapters/15_production_training/failures_options.h"
 #include "chapters/15_production_training/report.h"
 #include "common/flags.h"
 
@@ -19,6 +20,7 @@ namespace book::prod::stage {
 struct StageOptions {
   bool tour = false;             ///< the tour's short run (fewer steps, fewer repetitions)
   ExperimentOptions experiment;  ///< section "The experiment" (experiment.h)
+  FailuresOptions failures;      ///< section "Surviving failures" (flags --sup-*)
 };
 
 /// Parses the command line; `--tour` shortens what it does not set. Throws book::UsageError for a
@@ -40,6 +42,13 @@ struct ExperimentSection {
 /// both), time-to-converge, the broken candidates rejected; results/ch15_experiment.csv/json and
 /// results/ch15_loss_curves.png; with --tour its tour lines.
 ExperimentSection run_experiment_section(const StageOptions& options);
+
+/// "Surviving failures": the supervised run with seeded failures of every kind (kill, hang,
+/// corrupt checkpoint, full disk) next to an uninterrupted one (bit for bit), its failures table,
+/// its timeline (results/ch15_timeline.png), uptime and goodput, and the checkpoint-interval sweep
+/// against Young's and Daly's model; then their reports side by side (results/ch15_failures_report
+/// .csv/json). Returns the uninterrupted and the supervised runs' reports.
+std::vector<RunReport> run_failures_section(const StageOptions& options);
 
 /// "The report": every run of the stage side by side in the four layers (business:
 /// time-to-converge; throughput: tokens/s and per rank; system: MFU/HFU; stability: restarts,

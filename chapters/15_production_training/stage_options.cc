@@ -10,6 +10,9 @@ StageOptions parse_stage_options(int argc, const char* const* argv) {
   Flags flags("production",
               "training like production: the A/B experiment, surviving failures, the report");
   flags.add("tour", &o.tour, "the tour's short run (fewer steps and repetitions)");
+  // --- Surviving failures (failures_options.h): flags --sup-* ---
+  add_failures_flags(flags, &o.failures, "sup-");
+  // --- end of Surviving failures ---
   // --- The experiment (experiment.h) ---
   ExperimentOptions& e = o.experiment;
   flags.add(
@@ -46,6 +49,7 @@ StageOptions parse_stage_options(int argc, const char* const* argv) {
     if (!flags.was_set("timed-steps")) e.timed_steps = 40;
     if (!flags.was_set("eval-every")) e.eval_every = 25;
   }
+  if (o.tour) shorten_for_tour(flags, &o.failures, "sup-");
   return o;
 }
 
