@@ -20,11 +20,9 @@ int body(int argc, char** argv) {
   std::vector<RunReport> runs;
   const ExperimentSection experiment = run_experiment_section(options);
   runs.insert(runs.end(), experiment.reports.begin(), experiment.reports.end());
-  // The supervised runs have their own table (printed by their section): they are shorter than
-  // the experiment's arms, so they have no loss at its fixed steps, which print_reports requires
-  // of every row.
   const std::vector<RunReport> supervised = run_failures_section(options);
-  if (!runs.empty()) report_section(options, runs);
+  runs.insert(runs.end(), supervised.begin(), supervised.end());
+  report_section(options, runs);
   p99_section(options);
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <set>
 #include <string>
 
 #include "common/check.h"
@@ -54,8 +55,8 @@ RunReport summarize(const RunLog& log, const ReportOptions& options) {
   r.tokens_per_s = step_seconds > 0 ? tokens / step_seconds : 0;
   r.tokens_per_s_per_rank = r.tokens_per_s / log.ranks;
   if (options.peak_gflops > 0) {
-    const double hardware = log.hardware_flops_per_token > 0 ? log.hardware_flops_per_token
-                                                             : log.model_flops_per_token;
+    const double hardware =
+        log.hardware_flops_per_token > 0 ? log.hardware_flops_per_token : log.model_flops_per_token;
     r.mfu = r.tokens_per_s * log.model_flops_per_token / (options.peak_gflops * 1e9);
     r.hfu = r.tokens_per_s * hardware / (options.peak_gflops * 1e9);
   }
@@ -81,22 +82,17 @@ RunReport summarize(const RunLog& log, const ReportOptions& options) {
   return r;
 }
 
-void print_reports(const std::vector<RunReport>& reports, const std::string& stem) {
-  BOOK_CHECK(!reports.empty(), "print_reports: no runs to print");
-  std::vector<std::string> columns = {"run",           "ranks",   "steps",   "converge steps",
-                                      "converge s",    "tokens/s", "tokens/s/rank", "MFU",
-                                      "HFU",           "restarts", "steps redone",  "uptime",
-                                      "goodput"};
-  for (const auto& [step, loss] : reports.front().loss_at)
-    columns.push_back("loss @" + std::to_string(step));
+Table report_table(const std::vector<RunReport>& reports) {
+  BOOK_CHECK(!reports.empty(), "report_table: no runs to report");
+  std::set<std::int64_t> steps;  // every step some run reports the loss at, in order
+  for (const RunReport& r : reports)
+    for (const auto& [step, loss] : r.loss_at) steps.insert(step);
+  std::vector<std::string> columns = {
+      "run", "ranks", "steps",    "converge steps", "converge s", "tokens/s", "tokens/s/rank",
+      "MFU", "HFU",   "restarts", "steps redone",   "uptime",     "goodput"};
+  for (std::int64_t step : steps) columns.push_back("loss @" + std::to_string(step));
   Table table(columns);
   for (const RunReport& r : reports) {
-    bool same_steps = r.loss_at.size() == reports.front().loss_at.size();
-    for (std::size_t i = 0; same_steps && i < r.loss_at.size(); ++i)
-      same_steps = r.loss_at[i].first == reports.front().loss_at[i].first;
-    BOOK_CHECK(same_steps,
-               "print_reports: run '" + r.name + "' reports the loss at other steps than '" +
-                   reports.front().name + "'");
     std::vector<std::string> row = {
         r.name,
         std::to_string(r.ranks),
@@ -111,9 +107,19 @@ void print_reports(const std::vector<RunReport>& reports, const std::string& ste
         std::to_string(r.steps_redone),
         fixed(100 * r.uptime, 1) + "%",
         fixed(100 * r.goodput, 1) + "%"};
-    for (const auto& [step, loss] : r.loss_at) row.push_back(fixed(loss, 4));
+    for (std::int64_t step : steps) {
+      std::string cell = "-";
+      for (const auto& [at, loss] : r.loss_at)
+        if (at == step) cell = fixed(loss, 4);
+      row.push_back(cell);
+    }
     table.add_row(row);
   }
+  return table;
+}
+
+void print_reports(const std::vector<RunReport>& reports, const std::string& stem) {
+  const Table table = report_table(reports);
   std::cout << table.markdown() << "\n";
   const std::string dir = results_dir();
   table.write_csv(dir + "/" + stem + ".csv");

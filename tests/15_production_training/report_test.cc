@@ -18,8 +18,7 @@ RunLog four_steps() {
   log.ranks = 2;
   log.model_flops_per_token = 1e6;
   log.hardware_flops_per_token = 1.5e6;  // recomputation: half the forward again, say
-  for (int s = 1; s <= 4; ++s)
-    log.steps.push_back({s, 3.0 - 0.5 * s, 0.5, 1000, 2.0 * s});
+  for (int s = 1; s <= 4; ++s) log.steps.push_back({s, 3.0 - 0.5 * s, 0.5, 1000, 2.0 * s});
   log.evals = {{2, 4.5, 2.2}, {4, 9.5, 1.4}};
   log.wall_seconds = 10;
   log.down_seconds = 1;
@@ -87,15 +86,30 @@ TEST(Report, RefusesLogsThatCannotBeJudged) {
   expect_error([&] { summarize(four_steps(), beyond); }, {"no step 5", "ran 4"});
 }
 
-TEST(Report, PrintingRefusesMismatchedRuns) {
+TEST(Report, TheTableShowsEveryRunsLossesSideBySide) {
   ReportOptions options;
   options.peak_gflops = 4;
+  options.loss_at = {1, 4};
+  RunReport a = summarize(four_steps(), options);
   options.loss_at = {2};
-  const RunReport a = summarize(four_steps(), options);
-  options.loss_at = {3};
-  const RunReport b = summarize(four_steps(), options);
-  expect_error([&] { print_reports({}, "x"); }, {"no runs"});
-  expect_error([&] { print_reports({a, b}, "x"); }, {"other steps"});
+  RunReport b = summarize(four_steps(), options);
+  b.name = "supervised";
+  const Table table = report_table({a, b});
+  const std::vector<std::string>& columns = table.columns();
+  ASSERT_EQ(columns.size(), 13u + 3u) << "the four layers, then loss @1, @2, @4";
+  EXPECT_EQ(columns[13], "loss @1");
+  EXPECT_EQ(columns[14], "loss @2");
+  EXPECT_EQ(columns[15], "loss @4");
+  ASSERT_EQ(table.rows().size(), 2u);
+  EXPECT_EQ(table.rows()[0][13], "2.5000");
+  EXPECT_EQ(table.rows()[0][14], "-") << "run a did not ask for step 2";
+  EXPECT_EQ(table.rows()[0][15], "1.0000");
+  EXPECT_EQ(table.rows()[1][0], "supervised");
+  EXPECT_EQ(table.rows()[1][13], "-");
+  EXPECT_EQ(table.rows()[1][14], "2.0000");
+  EXPECT_EQ(table.rows()[1][7], "50.0%") << "MFU";
+  EXPECT_EQ(table.rows()[1][11], "90.0%") << "uptime";
+  expect_error([&] { report_table({}); }, {"no runs"});
 }
 
 }  // namespace
