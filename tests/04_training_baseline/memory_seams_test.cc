@@ -15,54 +15,13 @@
 #include "chapters/04_training_baseline/trainer.h"
 #include "common/rng.h"
 #include "common/testing/expect_error.h"
-#include "tests/04_training_baseline/materialising_kernel.h"
+#include "tests/04_training_baseline/seam_testing.h"
 
 namespace book::train {
 namespace {
 
 using book::testing::MaterialisingKernel;
-
-Config tiny() {
-  Config c;
-  c.n_layer = 3;
-  c.n_head = 2;
-  c.d_model = 8;
-  c.vocab_size = 11;
-  c.context = 7;
-  return c;
-}
-
-Batch random_batch(int batch, int seq_len, std::uint64_t seed) {
-  Batch b;
-  b.batch = batch;
-  b.seq_len = seq_len;
-  Rng rng(seed);
-  for (int i = 0; i < batch * seq_len; ++i) {
-    b.tokens.push_back(static_cast<int>(rng.next_u64() % 11));
-    b.targets.push_back(static_cast<int>(rng.next_u64() % 12) - 1);  // -1: ignored
-  }
-  return b;
-}
-
-// Loss and gradients of one forward/backward with `options`, and the activations' bytes.
-struct SeamRun {
-  double loss;
-  std::vector<double> grads;
-  std::size_t activation_bytes;
-};
-SeamRun run_once(const ModelOptions<double>& options) {
-  MemoryTracker tracker;
-  ModelOptions<double> o = options;
-  o.tracker = &tracker;
-  Model<double> model(tiny(), 3, o);
-  model.init(21);
-  SeamRun r;
-  r.loss = forward_backward(model, random_batch(3, 6, 4), 1.0);
-  r.grads.assign(model.grads().begin(), model.grads().end());
-  r.activation_bytes = model.activations().bytes();
-  EXPECT_EQ(r.activation_bytes, tracker.current(MemoryCategory::kActivations));
-  return r;
-}
+using book::testing::SeamRun;
 
 void expect_same_training(const SeamRun& r, const SeamRun& plain, const char* what) {
   EXPECT_EQ(std::memcmp(&r.loss, &plain.loss, sizeof(double)), 0) << what;
@@ -72,11 +31,11 @@ void expect_same_training(const SeamRun& r, const SeamRun& plain, const char* wh
 }
 
 TEST(MemorySeams, AnAttentionKernelKeepsGradientsBitForBit) {
-  const SeamRun plain = run_once({});
+  const SeamRun plain = testing::run_tiny_seam({});
   MaterialisingKernel kernel;
   ModelOptions<double> o;
   o.attention = &kernel;
-  const SeamRun r = run_once(o);
+  const SeamRun r = testing::run_tiny_seam(o);
   expect_same_training(r, plain, "chapter 4's attention as a kernel");
   EXPECT_EQ(r.activation_bytes, plain.activation_bytes) << "it saves the same probabilities";
   EXPECT_EQ(kernel.forwards, 3) << "once per block";
@@ -114,13 +73,13 @@ class KeepInOwnBuffers final : public BlockMemory<double> {
 };
 
 TEST(MemorySeams, AnActivationPolicyRunsEveryBlockAndKeepsGradientsBitForBit) {
-  const SeamRun plain = run_once({});
+  const SeamRun plain = testing::run_tiny_seam({});
   Counts counts;
   ModelOptions<double> o;
   o.activation_policy = [&](const Model<double>& model) {
     return std::make_unique<KeepInOwnBuffers>(model, counts);
   };
-  const SeamRun r = run_once(o);
+  const SeamRun r = testing::run_tiny_seam(o);
   expect_same_training(r, plain, "a policy that keeps everything");
   EXPECT_EQ(r.activation_bytes, plain.activation_bytes) << "the same buffers, held elsewhere";
   EXPECT_EQ(counts.forwards, 3);
@@ -133,7 +92,7 @@ TEST(MemorySeams, MisusedActivationPolicyIsRefused) {
   o.activation_policy = [&](const Model<double>& model) {
     return std::make_unique<KeepInOwnBuffers>(model, counts);
   };
-  Model<double> model(tiny(), 2, o);
+  Model<double> model(testing::tiny_seam_config(), 2, o);
   Activations<double>& acts = model.activations();
   testing::expect_error([&] { acts.block(1); }, {"activation policy does not keep block 1",
                                                  "ModelOptions::activation_policy"});
@@ -145,7 +104,7 @@ TEST(MemorySeams, MisusedActivationPolicyIsRefused) {
   testing::expect_error([&] { model.backward_block(acts, -1, block); },
                         {"backward_block", "block -1"});
   o.activation_policy = [](const Model<double>&) { return std::unique_ptr<BlockMemory<double>>(); };
-  Model<double> broken(tiny(), 2, o);
+  Model<double> broken(testing::tiny_seam_config(), 2, o);
   testing::expect_error([&] { broken.activations(); }, {"activation policy made no BlockMemory"});
 }
 

@@ -16,58 +16,17 @@
 #include "chapters/07_tensor_parallel/tensor_parallel_seam.h"
 #include "common/rng.h"
 #include "common/testing/expect_error.h"
-#include "tests/04_training_baseline/materialising_kernel.h"
+#include "tests/04_training_baseline/seam_testing.h"
 
 namespace book::mem {
 namespace {
 
 using testing::MaterialisingKernel;
-
-train::Config tiny() {
-  train::Config c;
-  c.n_layer = 3;
-  c.n_head = 2;
-  c.d_model = 8;
-  c.vocab_size = 11;
-  c.context = 7;
-  return c;
-}
-
-train::Batch random_batch(int batch, int seq_len, std::uint64_t seed) {
-  train::Batch b;
-  b.batch = batch;
-  b.seq_len = seq_len;
-  Rng rng(seed);
-  for (int i = 0; i < batch * seq_len; ++i) {
-    b.tokens.push_back(static_cast<int>(rng.next_u64() % 11));
-    b.targets.push_back(static_cast<int>(rng.next_u64() % 12) - 1);  // -1: ignored
-  }
-  return b;
-}
-
-// Loss and gradients of one forward/backward with `options`, and the activations' bytes.
-struct PolicyRun {
-  double loss;
-  std::vector<double> grads;
-  std::size_t activation_bytes;
-};
-PolicyRun run_once(const train::ModelOptions<double>& options) {
-  MemoryTracker tracker;
-  train::ModelOptions<double> o = options;
-  o.tracker = &tracker;
-  train::Model<double> model(tiny(), 3, o);
-  model.init(21);
-  PolicyRun r;
-  r.loss = train::forward_backward(model, random_batch(3, 6, 4), 1.0);
-  r.grads.assign(model.grads().begin(), model.grads().end());
-  r.activation_bytes = model.activations().bytes();
-  EXPECT_EQ(r.activation_bytes, tracker.current(MemoryCategory::kActivations));
-  return r;
-}
+using testing::SeamRun;
 
 TEST(RecomputationPolicy, KeepsGradientsBitForBitAndDropsWhatItDoesNotKeep) {
-  const PolicyRun plain = run_once({});
-  const train::Config c = tiny();
+  const SeamRun plain = testing::run_tiny_seam({});
+  const train::Config c = testing::tiny_seam_config();
   const std::size_t rows = 3 * 7, probs = rows * c.n_head * c.context * sizeof(double);
   const std::size_t block = train::BlockActivations<double>(c, {}, 3, 7).bytes();
   for (Recomputation mode :
@@ -79,7 +38,7 @@ TEST(RecomputationPolicy, KeepsGradientsBitForBitAndDropsWhatItDoesNotKeep) {
       train::ModelOptions<double> o;
       o.activation_policy = recomputation_policy<double>(mode);
       o.attention = k;
-      const PolicyRun r = run_once(o);
+      const SeamRun r = testing::run_tiny_seam(o);
       EXPECT_EQ(std::memcmp(&r.loss, &plain.loss, sizeof(double)), 0)
           << recomputation_name(mode) << (k ? ", kernel" : "");
       ASSERT_EQ(r.grads.size(), plain.grads.size());
@@ -103,7 +62,7 @@ TEST(RecomputationPolicy, KeepsNoBlockWholeToSplit) {
   for (Recomputation mode : {Recomputation::kSelective, Recomputation::kFull}) {
     train::ModelOptions<double> o;
     o.activation_policy = recomputation_policy<double>(mode);
-    train::Model<double> model(tiny(), 2, o);
+    train::Model<double> model(testing::tiny_seam_config(), 2, o);
     testing::expect_error([&] { model.activations().block(1); },
                           {"does not keep block 1", "ModelOptions::activation_policy"});
   }
@@ -112,9 +71,9 @@ TEST(RecomputationPolicy, KeepsNoBlockWholeToSplit) {
 TEST(RecomputationPolicy, OnATensorParallelRankKeepsItsGradientsBitForBit) {
   // The policies run through the rank's seam: selective and full recomputation on a
   // sequence-parallel rank give exactly the gradients of the run that keeps everything.
-  train::Config config = tiny();
+  train::Config config = testing::tiny_seam_config();
   config.vocab_size = 12;  // 2 ranks split the vocabulary
-  train::Batch batch = random_batch(3, 6, 31);
+  train::Batch batch = testing::random_seam_batch(3, 6, 31);
   constexpr int kRanks = 2;
   coll::run_ranks(kRanks, [&](coll::Communicator& comm) {
     tp::TensorParallelGroup<double> group(comm);
