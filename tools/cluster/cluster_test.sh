@@ -33,6 +33,22 @@ refuse "unknown option '--colour'" run --colour -- "$probe"
 refuse "usage" frobnicate
 [[ -z $(ours) ]] || fail "a refusal left namespaces behind: $(ours)"
 
+# Where it cannot work, `check` says why (exit 2): without mpirun on the PATH, and not as root.
+bin=$(mktemp -d)
+for tool in bash id ip tc unshare dirname awk readlink; do ln -s "$(command -v $tool)" "$bin/$tool"; done
+out=$(PATH=$bin "$cluster" check 2>&1)
+rc=$?
+[[ $rc == 2 && $out == *"mpirun is not installed"* ]] || fail "check without mpirun: exit $rc, '$out'"
+out=$(PATH=$bin "$cluster" run -- "$probe" 2>&1)
+rc=$?
+[[ $rc == 2 && $out == *"mpirun is not installed"* ]] || fail "run without mpirun: exit $rc, '$out'"
+rm -rf "$bin"
+if command -v setpriv >/dev/null; then
+  out=$(setpriv --reuid 65534 --regid 65534 --clear-groups "$cluster" check 2>&1)
+  rc=$?
+  [[ $rc == 2 && $out == *"needs root"* ]] || fail "check as nobody: exit $rc, '$out'"
+fi
+
 # 1. A run: 2 nodes x 2 ranks on 200 Mbit/s links; the probe checks placement, the exact sum and
 #    that each node's eth0 carried what the ring sent across nodes.
 out=$("$cluster" run --nodes 2 --ranks-per-node 2 --rate 200mbit --timeout 120 -- "$probe" --mib 4 2>&1)
