@@ -41,7 +41,7 @@ why_not() {
   command -v mpirun >/dev/null ||
     { echo "mpirun is not installed: run tools/setup.sh (it installs openmpi-bin)"; return; }
   command -v unshare >/dev/null || { echo "'unshare' (util-linux) is not installed"; return; }
-  local probe=${PREFIX}probe$$
+  local probe=bookprobe$$  # not under $PREFIX: a run cleaning up leftovers must not take it
   if ! ip netns add "$probe" 2>/dev/null; then
     echo "this machine does not permit network namespaces (ip netns add failed; a container " \
       "without CAP_SYS_ADMIN cannot make them)"

@@ -13,6 +13,13 @@ if ! reason=$("$cluster" check); then
   exit 0
 fi
 
+# Someone else's cluster run (a stage being measured) would show its namespaces here: wait for it.
+mkdir -p /run/book-cluster
+if ! flock -n /run/book-cluster/lock true; then
+  echo "another cluster run is in progress; waiting for it (up to 10 minutes)"
+  flock -w 600 /run/book-cluster/lock true || { echo "FAIL: the cluster lock stayed taken"; exit 1; }
+fi
+
 # Refusals: each exits 1 before making anything, naming what was wrong.
 refuse() {
   local expect=$1
