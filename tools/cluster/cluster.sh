@@ -211,7 +211,10 @@ cmd_run() {
   write_agent
   local tcp
   tcp=$(measure_tcp "$nodes")
-  say "$nodes nodes x $per_node ranks, links of $rate; raw TCP node 0 -> node 1: $(awk -v b="$tcp" 'BEGIN { printf "%.1f MB/s", b / 1e6 }')"
+  local links="links of $rate" measured="one node: no link to measure"
+  [[ $rate == none ]] && links="unlimited links"
+  ((nodes < 2)) || measured="raw TCP node 0 -> node 1: $(awk -v b="$tcp" 'BEGIN { printf "%.1f MB/s", b / 1e6 }')"
+  say "$nodes node(s) x $per_node rank(s), $links; $measured"
 
   local hosts="" k
   for ((k = 0; k < nodes; k++)); do hosts+="${hosts:+,}$SUBNET.$((k + 1)):$per_node"; done
