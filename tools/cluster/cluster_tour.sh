@@ -18,5 +18,5 @@ run() {  # run NAME CLUSTER-OPTIONS... -- BINARY ARGS...
   echo "cluster tour: $name" >&2
   "$cluster" run "$@" || { echo "cluster tour: $name failed" >&2; status=1; }
 }
-run probe --nodes 2 --ranks-per-node 2 --rate 1gbit -- "$(readlink -f tools/cluster/cluster_probe)"
+run probe --nodes 2 --ranks-per-node 2 --rate 1gbit -- "$(readlink -f tools/cluster/cluster_probe)" --tour
 exit $status
