@@ -1,0 +1,147 @@
+// bazel run -c opt //chapters/15_production_training:planner [-- --help]
+//
+// Planning a 3D layout (planner.h): the two worked cases (Llama-2 7B on one node of 8 H100s,
+// Llama-2 70B on eight), each as a ranked table with a sentence per top plan saying why it is
+// ahead of the next; or, with --model, one case of the reader's. Arithmetic only: no training,
+// seconds to run. Writes results/ch15_planner_<model>_<nodes>n.csv.
+#include <algorithm>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "chapters/15_production_training/planner.h"
+#include "common/flags.h"
+#include "common/machine_load.h"
+#include "common/main.h"
+#include "common/table.h"
+
+namespace {
+
+using namespace book;
+using namespace book::prod;
+
+std::string gib(double bytes) { return fixed(bytes / (1024.0 * 1024 * 1024), 1); }
+std::string ms(double seconds) { return fixed(1e3 * seconds, 1); }
+
+std::string crossing(const Plan& p) {
+  std::string out;
+  if (p.tp_crosses) out += "tp ";
+  if (p.pp_crosses) out += "pp ";
+  if (p.dp_crosses) out += "dp ";
+  return out.empty() ? "none" : out.substr(0, out.size() - 1);
+}
+
+std::string cuts(const Plan& p) {
+  std::string out;
+  for (int c : p.boundaries) out += (out.empty() ? "" : " ") + std::to_string(c);
+  return out;
+}
+
+void plan_case(const PlanInput& input, int top) {
+  const std::vector<Plan> plans = rank_plans(input);
+  const ClusterSpec& c = input.cluster;
+  std::cout << "\n## " << input.shape.name << " on " << c.name << ", global batch "
+            << input.global_batch << " x " << input.seq << " tokens, "
+            << dtype_name(input.precision) << ", " << mem::optimizer_name(input.optimizer)
+            << ", recompute " << mem::recomputation_name(input.recompute) << "\n\n"
+            << "Cluster figures: " << c.source << ".\n" << plans.size()
+            << " feasible plans; the first " << std::min<int>(top, plans.size())
+            << " (times per optimizer step, modelled):\n\n";
+  Table table({"rank", "plan", "crosses nodes", "GiB (ch09)", "GiB (stages)", "stage cuts",
+               "compute ms", "TP ms", "PP ms", "bubble ms", "DP ms", "step ms", "dominant"});
+  Table csv(table.columns());
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const Plan& p = plans[i];
+    double largest = 0;
+    for (double b : p.stage_bytes) largest = std::max(largest, b);
+    std::vector<std::string> row = {
+        std::to_string(i + 1), p.name(),     crossing(p),     gib(p.calculator_bytes),
+        gib(largest),          cuts(p),      ms(p.compute_s), ms(p.tp_s),
+        ms(p.pp_s),            ms(p.bubble_s), ms(p.dp_s),    ms(p.step_s),
+        term_name(p.dominant())};
+    if (static_cast<int>(i) < top) table.add_row(row);
+    csv.add_row(row);
+  }
+  std::cout << table.markdown() << "\n";
+  // Why each of the first three layouts (degrees and what crosses nodes; b and ZeRO are the
+  // layout's best) is ahead of the next layout down the table.
+  std::vector<std::size_t> layouts;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < plans.size() && layouts.size() < 4; ++i) {
+    const Plan& p = plans[i];
+    const std::string key = std::to_string(p.dp) + "/" + std::to_string(p.tp) + "/" +
+                            std::to_string(p.pp) + "/" + crossing(p) + "/" +
+                            std::to_string(p.dp_per_node);
+    if (seen.insert(key).second) layouts.push_back(i);
+  }
+  for (std::size_t k = 0; k + 1 < layouts.size(); ++k)
+    std::cout << "- #" << layouts[k] + 1 << " before #" << layouts[k + 1] + 1 << ": "
+              << why_ahead(plans[layouts[k]], plans[layouts[k + 1]]) << ".\n";
+  // The first plan of each kind the decision order distinguishes, if it is not already above.
+  const auto first_where = [&](auto predicate, const char* what) {
+    for (std::size_t i = 0; i < plans.size(); ++i)
+      if (predicate(plans[i])) {
+        if (i == 0) {
+          std::cout << "- The winner is the best plan " << what << ".\n";
+          return;
+        }
+        std::cout << "- The best plan " << what << " is #" << i + 1 << ", " << plans[i].name()
+                  << ", " << ms(plans[i].step_s) << " ms: " << why_ahead(plans[0], plans[i])
+                  << ".\n";
+        return;
+      }
+  };
+  first_where([](const Plan& p) { return p.tp_crosses; }, "whose TP group crosses nodes");
+  first_where([](const Plan& p) { return p.pp > 1 && p.tp == 1; }, "with PP and no TP");
+  first_where([](const Plan& p) { return p.tp == 1 && p.pp == 1; }, "with DP alone");
+  const std::string path = results_dir() + "/ch15_planner_" + input.shape.name + "_" +
+                           std::to_string(c.nodes) + "n.csv";
+  csv.write_csv(path);
+  std::cout << "\nwritten: " << path << "\n";
+}
+
+int body(int argc, char** argv) {
+  std::string model;
+  int nodes = 1;
+  int batch = 512;
+  int seq = 4096;
+  int top = 10;
+  std::string recompute = "selective";
+  Flags flags("planner",
+              "ranks the feasible (dp, tp, pp, placement, micro-batch, ZeRO) plans of a model on "
+              "H100 nodes by a step-time model; without --model, the chapter's two worked cases");
+  flags.add("model", &model, "a chapter 9 preset (llama2-7b, llama2-70b, gpt3-175b, ...)");
+  flags.add("nodes", &nodes, "nodes of 8 H100s").range(1, 1024);
+  flags.add("batch", &batch, "global batch, sequences per optimizer step").range(1, 1 << 24);
+  flags.add("seq", &seq, "tokens per sequence").range(1, 1 << 20);
+  flags.add("top", &top, "plans printed").range(1, 100000);
+  flags.add("recompute", &recompute, "activation recomputation (selective: the attention core, as FlashAttention does)").choices(
+      {"none", "selective", "full"});
+  flags.parse(argc, argv);
+  print_machine_load();
+  std::vector<PlanInput> cases;
+  const auto make = [&](const std::string& name, int n) {
+    PlanInput in;
+    in.shape = mem::preset(name);
+    in.seq = seq;
+    in.global_batch = batch;
+    in.recompute = mem::parse_recompute(recompute);
+    in.cluster = h100_cluster(n);
+    return in;
+  };
+  if (!model.empty()) {
+    cases.push_back(make(model, nodes));
+  } else {
+    cases.push_back(make("llama2-7b", 1));
+    cases.push_back(make("llama2-70b", 8));
+  }
+  std::cout << "# Planning a 3D layout: does it fit on one device, which links are fast, how "
+               "large is the cluster\n";
+  for (const PlanInput& in : cases) plan_case(in, top);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return book::run_main(argc, argv, body); }
