@@ -483,7 +483,11 @@ std::string why_ahead(const Plan& w, const Plan& n) {
         out << " (dp " << w.dp << " against " << n.dp << ", each over its stage's gradients)";
       break;
     case Term::kCompute:
-      out << " (the slowest stage does less: stages cut at";
+      if (n.pp > w.pp)
+        out << " (the other's last stage also runs the LM head while the other stages wait";
+      else
+        out << " (its slowest stage does less";
+      out << "; stages cut at";
       for (int c : w.boundaries) out << " " << c;
       out << " against";
       for (int c : n.boundaries) out << " " << c;

@@ -3,7 +3,7 @@
 // Planning a 3D layout (planner.h): the two worked cases (Llama-2 7B on one node of 8 H100s,
 // Llama-2 70B on eight), each as a ranked table with a sentence per top plan saying why it is
 // ahead of the next; or, with --model, one case of the reader's. Arithmetic only: no training,
-// seconds to run. Writes results/ch15_planner_<model>_<nodes>n.csv.
+// a second to run. Writes every plan to results/ch15_planner_<model>_<nodes>n[_zeroK].csv.
 #include <algorithm>
 #include <iostream>
 #include <set>
@@ -44,13 +44,18 @@ void plan_case(const PlanInput& input, int top) {
   std::cout << "\n## " << input.shape.name << " on " << c.name << ", global batch "
             << input.global_batch << " x " << input.seq << " tokens, "
             << dtype_name(input.precision) << ", " << mem::optimizer_name(input.optimizer)
-            << ", recompute " << mem::recomputation_name(input.recompute) << "\n\n"
+            << ", recompute " << mem::recomputation_name(input.recompute) << ", ZeRO up to "
+            << zero::stage_name(input.zero_stages.back()) << "\n\n"
             << "Cluster figures: " << c.source << ".\n" << plans.size()
-            << " feasible plans; the first " << std::min<int>(top, plans.size())
-            << " (times per optimizer step, modelled):\n\n";
+            << " feasible plans; the best of the first " << top
+            << " layouts (times per optimizer step, modelled; the rank is among all plans):\n\n";
+  // The table: the first `top` layouts (degrees, placement), each with its best micro-batch and
+  // ZeRO stage (the model gives b no say in the compute: it ties); every plan goes to the CSV.
   Table table({"rank", "plan", "crosses nodes", "GiB (ch09)", "GiB (stages)", "stage cuts",
                "compute ms", "TP ms", "PP ms", "bubble ms", "DP ms", "step ms", "dominant"});
   Table csv(table.columns());
+  std::vector<std::size_t> layouts;
+  std::set<std::string> seen;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const Plan& p = plans[i];
     double largest = 0;
@@ -60,22 +65,18 @@ void plan_case(const PlanInput& input, int top) {
         gib(largest),          cuts(p),      ms(p.compute_s), ms(p.tp_s),
         ms(p.pp_s),            ms(p.bubble_s), ms(p.dp_s),    ms(p.step_s),
         term_name(p.dominant())};
-    if (static_cast<int>(i) < top) table.add_row(row);
-    csv.add_row(row);
-  }
-  std::cout << table.markdown() << "\n";
-  // Why each of the first three layouts (degrees and what crosses nodes; b and ZeRO are the
-  // layout's best) is ahead of the next layout down the table.
-  std::vector<std::size_t> layouts;
-  std::set<std::string> seen;
-  for (std::size_t i = 0; i < plans.size() && layouts.size() < 4; ++i) {
-    const Plan& p = plans[i];
     const std::string key = std::to_string(p.dp) + "/" + std::to_string(p.tp) + "/" +
                             std::to_string(p.pp) + "/" + crossing(p) + "/" +
                             std::to_string(p.dp_per_node);
-    if (seen.insert(key).second) layouts.push_back(i);
+    if (seen.insert(key).second) {
+      layouts.push_back(i);
+      if (static_cast<int>(layouts.size()) <= top) table.add_row(row);
+    }
+    csv.add_row(row);
   }
-  for (std::size_t k = 0; k + 1 < layouts.size(); ++k)
+  std::cout << table.markdown() << "\n";
+  // Why each of the first three layouts is ahead of the next one down.
+  for (std::size_t k = 0; k + 1 < layouts.size() && k < 3; ++k)
     std::cout << "- #" << layouts[k] + 1 << " before #" << layouts[k + 1] + 1 << ": "
               << why_ahead(plans[layouts[k]], plans[layouts[k + 1]]) << ".\n";
   // The first plan of each kind the decision order distinguishes, if it is not already above.
@@ -96,7 +97,11 @@ void plan_case(const PlanInput& input, int top) {
   first_where([](const Plan& p) { return p.pp > 1 && p.tp == 1; }, "with PP and no TP");
   first_where([](const Plan& p) { return p.tp == 1 && p.pp == 1; }, "with DP alone");
   const std::string path = results_dir() + "/ch15_planner_" + input.shape.name + "_" +
-                           std::to_string(c.nodes) + "n.csv";
+                           std::to_string(c.nodes) + "n" +
+                           (input.zero_stages.back() == zero::Stage::kZero3
+                                ? ""
+                                : std::string("_") + zero::stage_name(input.zero_stages.back())) +
+                           ".csv";
   csv.write_csv(path);
   std::cout << "\nwritten: " << path << "\n";
 }
@@ -108,6 +113,7 @@ int body(int argc, char** argv) {
   int seq = 4096;
   int top = 10;
   std::string recompute = "selective";
+  int max_zero = 3;
   Flags flags("planner",
               "ranks the feasible (dp, tp, pp, placement, micro-batch, ZeRO) plans of a model on "
               "H100 nodes by a step-time model; without --model, the chapter's two worked cases");
@@ -118,6 +124,8 @@ int body(int argc, char** argv) {
   flags.add("top", &top, "plans printed").range(1, 100000);
   flags.add("recompute", &recompute, "activation recomputation (selective: the attention core, as FlashAttention does)").choices(
       {"none", "selective", "full"});
+  flags.add("max-zero", &max_zero, "highest ZeRO stage tried (1: Megatron-LM's classic 3D)")
+      .range(0, 3);
   flags.parse(argc, argv);
   print_machine_load();
   std::vector<PlanInput> cases;
@@ -128,6 +136,7 @@ int body(int argc, char** argv) {
     in.global_batch = batch;
     in.recompute = mem::parse_recompute(recompute);
     in.cluster = h100_cluster(n);
+    in.zero_stages.resize(max_zero + 1);
     return in;
   };
   if (!model.empty()) {
