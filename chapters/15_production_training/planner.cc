@@ -22,16 +22,17 @@ void check_link(const char* which, const ddp::Link& link) {
                                 << link.alpha_s);
   BOOK_CHECK(std::isfinite(link.bytes_per_s) && link.bytes_per_s > 0,
              "rank_plans: the " << which << " link's bandwidth must be positive and finite, got "
-                                << link.bytes_per_s << " bytes/s; give a measured or datasheet "
-                                                       "figure");
+                                << link.bytes_per_s
+                                << " bytes/s; give a measured or datasheet "
+                                   "figure");
 }
 
 void check_input(const PlanInput& in) {
   const ClusterSpec& c = in.cluster;
-  BOOK_CHECK(c.nodes >= 1 && c.devices_per_node >= 1,
-             "rank_plans: the cluster has no devices (" << c.nodes << " nodes of "
-                                                        << c.devices_per_node
-                                                        << "); give at least one node of one");
+  BOOK_CHECK(c.nodes >= 1 && c.devices_per_node >= 1, "rank_plans: the cluster has no devices ("
+                                                          << c.nodes << " nodes of "
+                                                          << c.devices_per_node
+                                                          << "); give at least one node of one");
   BOOK_CHECK(static_cast<std::int64_t>(c.nodes) * c.devices_per_node <= (1 << 20),
              "rank_plans: " << c.nodes << " x " << c.devices_per_node
                             << " devices is more than the 2^20 the planner enumerates");
@@ -59,8 +60,8 @@ struct GroupLayout {
 
 GroupLayout layout_of(int degree, std::int64_t stride, int g) {
   GroupLayout l;
-  if (stride < g && g % stride == 0) l.per_node = static_cast<int>(std::min<std::int64_t>(
-                                         degree, g / stride));
+  if (stride < g && g % stride == 0)
+    l.per_node = static_cast<int>(std::min<std::int64_t>(degree, g / stride));
   l.crosses = degree > l.per_node;
   return l;
 }
@@ -106,28 +107,38 @@ std::string fixed_gib(std::uint64_t bytes) {
 
 const char* term_name(Term t) {
   switch (t) {
-    case Term::kCompute: return "compute";
-    case Term::kTensorParallel: return "TP all-reduces";
-    case Term::kPipelineSends: return "PP sends";
-    case Term::kBubble: return "bubble";
-    case Term::kDataParallel: return "DP all-reduce";
+    case Term::kCompute:
+      return "compute";
+    case Term::kTensorParallel:
+      return "TP all-reduces";
+    case Term::kPipelineSends:
+      return "PP sends";
+    case Term::kBubble:
+      return "bubble";
+    case Term::kDataParallel:
+      return "DP all-reduce";
   }
   return "?";
 }
 
 double Plan::term(Term t) const {
   switch (t) {
-    case Term::kCompute: return compute_s;
-    case Term::kTensorParallel: return tp_s;
-    case Term::kPipelineSends: return pp_s;
-    case Term::kBubble: return bubble_s;
-    case Term::kDataParallel: return dp_s;
+    case Term::kCompute:
+      return compute_s;
+    case Term::kTensorParallel:
+      return tp_s;
+    case Term::kPipelineSends:
+      return pp_s;
+    case Term::kBubble:
+      return bubble_s;
+    case Term::kDataParallel:
+      return dp_s;
   }
   return 0;
 }
 
-constexpr std::array<Term, 5> kTerms = {Term::kCompute, Term::kTensorParallel,
-                                        Term::kPipelineSends, Term::kBubble, Term::kDataParallel};
+constexpr std::array<Term, 5> kTerms = {Term::kCompute, Term::kTensorParallel, Term::kPipelineSends,
+                                        Term::kBubble, Term::kDataParallel};
 
 Term Plan::dominant() const {
   Term best = Term::kCompute;
@@ -253,8 +264,8 @@ bool evaluate(const PlanInput& in, Candidate& c, double& needed) {
   ts.hidden = shape.d_model, ts.heads = shape.n_head, ts.layers = shape.n_layer;
   ts.sequence = static_cast<double>(in.seq), ts.micro_batch = p.micro_batch;
   ts.bytes_per_element = static_cast<double>(dtype_size(in.precision));
-  const double recompute = mem::hardware_flops_per_token(1, in.recompute) /
-                           mem::model_flops_per_token(1);
+  const double recompute =
+      mem::hardware_flops_per_token(1, in.recompute) / mem::model_flops_per_token(1);
   const double layer_compute = tp::layer_flops(ts) * recompute / p.tp / cl.flops_per_s;
   const double activation = ts.sequence * ts.micro_batch * ts.hidden * ts.bytes_per_element;
   const double layer_tp =
@@ -292,8 +303,7 @@ bool evaluate(const PlanInput& in, Candidate& c, double& needed) {
   const std::optional<pp::Partition> part =
       partition_within_memory(costs, p.pp, 0, head_compute, memory);
   if (!part) {
-    const std::vector<double> even =
-        stage_bytes(memory, pp::even_boundaries(shape.n_layer, p.pp));
+    const std::vector<double> even = stage_bytes(memory, pp::even_boundaries(shape.n_layer, p.pp));
     needed = *std::max_element(even.begin(), even.end());
     return false;
   }
@@ -302,11 +312,10 @@ bool evaluate(const PlanInput& in, Candidate& c, double& needed) {
 
   // The slowest stage sets the slot; split its cost into compute and TP.
   const std::vector<double> stage_cost = pp::stage_costs(costs, p.boundaries, 0, head_compute);
-  const int slowest = static_cast<int>(
-      std::max_element(stage_cost.begin(), stage_cost.end()) - stage_cost.begin());
+  const int slowest =
+      static_cast<int>(std::max_element(stage_cost.begin(), stage_cost.end()) - stage_cost.begin());
   const int layers = p.boundaries[slowest + 1] - p.boundaries[slowest];
-  const double slot_compute =
-      layers * layer_compute + (slowest == p.pp - 1 ? head_compute : 0);
+  const double slot_compute = layers * layer_compute + (slowest == p.pp - 1 ? head_compute : 0);
   const double slot_tp = layers * layer_tp;
   const ddp::Link& pp_link = pp_l.crosses ? cl.inter : cl.intra;
   const double slot_pp =
@@ -321,9 +330,9 @@ bool evaluate(const PlanInput& in, Candidate& c, double& needed) {
   // DP: the heaviest stage's gradients, in the training precision.
   double stage_params = 0;
   for (int s = 0; s < p.pp; ++s)
-    stage_params = std::max(stage_params, (p.boundaries[s + 1] - p.boundaries[s]) * layer_params +
-                                              (s == 0 ? embed_params : 0) +
-                                              (s == p.pp - 1 ? head_params : 0));
+    stage_params =
+        std::max(stage_params, (p.boundaries[s + 1] - p.boundaries[s]) * layer_params +
+                                   (s == 0 ? embed_params : 0) + (s == p.pp - 1 ? head_params : 0));
   const double gradient_bytes = stage_params * ts.bytes_per_element;
   p.dp_s = p.dp > 1 ? ddp::all_reduce_seconds(p.dp, gradient_bytes, group_cluster(cl, dp_l)) *
                           (p.zero == zero::Stage::kZero3 ? 1.5 : 1.0)
@@ -368,8 +377,8 @@ std::vector<Plan> rank_plans(const PlanInput& in) {
         Plan base;
         base.dp = dp, base.tp = tp, base.pp = pp, base.order = o;
         if (!placed.insert(order_key(base)).second) continue;
-        for (zero::Stage stage : std::set<zero::Stage>(in.zero_stages.begin(),
-                                                       in.zero_stages.end())) {
+        for (zero::Stage stage :
+             std::set<zero::Stage>(in.zero_stages.begin(), in.zero_stages.end())) {
           if (dp == 1 && stage != zero::Stage::kDdp) continue;  // nothing to shard over
           for (int b : std::set<int>(in.micro_batch_sizes.begin(), in.micro_batch_sizes.end())) {
             if (in.global_batch % (static_cast<std::int64_t>(dp) * b) != 0) continue;
@@ -392,13 +401,11 @@ std::vector<Plan> rank_plans(const PlanInput& in) {
               // Orders that put the same groups across nodes are one plan: keep the first
               // (Megatron-LM's tp, dp, pp comes first).
               const Plan& p = c.plan;
-              const std::string same = std::to_string(dp) + "/" + std::to_string(tp) + "/" +
-                                       std::to_string(pp) + "/" + std::to_string(b) + "/" +
-                                       zero::stage_name(stage) + "/" +
-                                       std::to_string(p.tp_crosses) +
-                                       std::to_string(p.pp_crosses) +
-                                       std::to_string(p.dp_crosses) + "/" +
-                                       std::to_string(p.dp_per_node);
+              const std::string same =
+                  std::to_string(dp) + "/" + std::to_string(tp) + "/" + std::to_string(pp) + "/" +
+                  std::to_string(b) + "/" + zero::stage_name(stage) + "/" +
+                  std::to_string(p.tp_crosses) + std::to_string(p.pp_crosses) +
+                  std::to_string(p.dp_crosses) + "/" + std::to_string(p.dp_per_node);
               if (seen.insert(same).second) plans.push_back(std::move(c.plan));
             } else if (needed < fewest_needed) {
               fewest_needed = needed;

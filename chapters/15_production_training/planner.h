@@ -54,59 +54,84 @@ struct ClusterSpec {
 
 /// What the planner plans for.
 struct PlanInput {
-  mem::ModelShape shape;                                ///< the model (chapter 9's shape)
-  std::int64_t seq = 2048;                              ///< s: positions per sequence
-  std::int64_t global_batch = 0;                        ///< sequences per optimizer step
-  DType precision = DType::kBF16;                       ///< mixed precision (or f32)
-  mem::Optimizer optimizer = mem::Optimizer::kAdam;     ///< optimizer state
+  mem::ModelShape shape;                                     ///< the model (chapter 9's shape)
+  std::int64_t seq = 2048;                                   ///< s: positions per sequence
+  std::int64_t global_batch = 0;                             ///< sequences per optimizer step
+  DType precision = DType::kBF16;                            ///< mixed precision (or f32)
+  mem::Optimizer optimizer = mem::Optimizer::kAdam;          ///< optimizer state
   mem::Recomputation recompute = mem::Recomputation::kNone;  ///< activation recomputation
   std::uint64_t overhead_bytes = 0;  ///< per device: CUDA context, workspaces (chapter 9)
   std::vector<int> micro_batch_sizes = {1, 2, 4, 8};  ///< candidate b
+  /// The ZeRO stages to try over the DP group (all four by default).
   std::vector<zero::Stage> zero_stages = {zero::Stage::kDdp, zero::Stage::kZero1,
                                           zero::Stage::kZero2, zero::Stage::kZero3};
   ClusterSpec cluster;  ///< where it runs: every device of it is used
 };
 
 /// A parallel dimension.
-enum class Dim { kTp, kDp, kPp };
+enum class Dim {
+  kTp,  ///< tensor parallelism
+  kDp,  ///< data parallelism
+  kPp,  ///< pipeline parallelism
+};
 
 /// One term of the step-time model.
-enum class Term { kCompute, kTensorParallel, kPipelineSends, kBubble, kDataParallel };
+enum class Term {
+  kCompute,         ///< m slots of the slowest stage's FLOPs
+  kTensorParallel,  ///< m slots of its TP all-reduces
+  kPipelineSends,   ///< m slots of boundary sends
+  kBubble,          ///< p − 1 slots of waiting (1F1B's fill and drain)
+  kDataParallel,    ///< the gradient all-reduce (or ZeRO's collectives)
+};
 
 /// "compute", "TP all-reduces", "PP sends", "bubble", "DP all-reduce".
 const char* term_name(Term term);
 
 /// One feasible way to run the model, with its modelled step time.
 struct Plan {
-  int dp = 1;                             ///< data-parallel degree
-  int tp = 1;                             ///< tensor-parallel degree
-  int pp = 1;                             ///< pipeline stages
+  int dp = 1;                                              ///< data-parallel degree
+  int tp = 1;                                              ///< tensor-parallel degree
+  int pp = 1;                                              ///< pipeline stages
   std::array<Dim, 3> order{Dim::kTp, Dim::kDp, Dim::kPp};  ///< placement, innermost first
-  int micro_batch = 1;                    ///< b: sequences per micro-batch
-  std::int64_t micro_batches = 1;         ///< m = global batch / (dp · b)
-  zero::Stage zero = zero::Stage::kDdp;   ///< what the DP group shards
-  bool tp_crosses = false;                ///< some TP group spans nodes
-  bool pp_crosses = false;                ///< some pipeline boundary is between nodes
-  bool dp_crosses = false;                ///< some DP group spans nodes
-  int dp_per_node = 1;                    ///< members of a DP group inside one node
+  int micro_batch = 1;                                     ///< b: sequences per micro-batch
+  std::int64_t micro_batches = 1;                          ///< m = global batch / (dp · b)
+  zero::Stage zero = zero::Stage::kDdp;                    ///< what the DP group shards
+  bool tp_crosses = false;                                 ///< some TP group spans nodes
+  bool pp_crosses = false;             ///< some pipeline boundary is between nodes
+  bool dp_crosses = false;             ///< some DP group spans nodes
+  int dp_per_node = 1;                 ///< members of a DP group inside one node
   std::uint64_t calculator_bytes = 0;  ///< chapter 9's largest rank (even split of the layers)
-  std::vector<int> boundaries;          ///< stage cuts, balanced by compute and memory
-  std::vector<double> stage_bytes;      ///< each stage's bytes under those cuts (1F1B)
-  double compute_s = 0;                 ///< m slots of FLOPs on the slowest stage
-  double tp_s = 0;                      ///< m slots of TP all-reduces
-  double pp_s = 0;                      ///< m slots of boundary sends
-  double bubble_s = 0;                  ///< p − 1 idle slots (all three above, per slot)
-  double dp_s = 0;                      ///< the gradient all-reduce (or ZeRO's collectives)
-  double step_s = 0;                    ///< the sum
+  std::vector<int> boundaries;         ///< stage cuts, balanced by compute and memory
+  std::vector<double> stage_bytes;     ///< each stage's bytes under those cuts (1F1B)
+  double compute_s = 0;                ///< m slots of FLOPs on the slowest stage
+  double tp_s = 0;                     ///< m slots of TP all-reduces
+  double pp_s = 0;                     ///< m slots of boundary sends
+  double bubble_s = 0;                 ///< p − 1 idle slots (all three above, per slot)
+  double dp_s = 0;                     ///< the gradient all-reduce (or ZeRO's collectives)
+  double step_s = 0;                   ///< the sum
   /// One term's seconds.
   double term(Term t) const;
   /// The largest term.
   Term dominant() const;
-  /// "dp8 tp1 pp1 b2 zero-1 [tp,dp,pp]" (the order only for dimensions of degree > 1).
+  /// "dp8 tp1 pp1 b2 zero1 [tp,dp,pp]" (the order only for dimensions of degree > 1).
   std::string name() const;
 };
 
-/// Every feasible plan for `input`, fastest first (ties: lower ZeRO stage, then fewer bytes).
+/// Every feasible plan for `input`, fastest first. On the namespace cluster (chapter 3's
+/// ClusterLayout) with chapter 4's model, for instance:
+/// \code
+/// PlanInput in;
+/// in.shape = mem::preset("book");
+/// in.seq = in.shape.context;
+/// in.global_batch = 16;
+/// in.precision = DType::kF32;
+/// in.cluster.nodes = layout.nodes, in.cluster.devices_per_node = layout.ranks_per_node;
+/// in.cluster.memory_bytes = 1e9, in.cluster.flops_per_s = measured_flops;
+/// in.cluster.intra = {alpha_shm, shm_bytes_per_s};
+/// in.cluster.inter = {alpha_tcp, layout.tcp_bytes_per_s};
+/// const std::vector<Plan> plans = rank_plans(in);  // the 2 x 2 placements among them
+/// \endcode
+/// Ties: the lower ZeRO stage first, then the fewer bytes.
 /// Placements that put the same groups across nodes are one plan (the first order kept).
 /// dp·tp·pp is every device of the cluster; tp divides the heads, key/value heads and width; pp
 /// divides the layers; b divides global_batch/dp; the calculator's largest rank and every stage

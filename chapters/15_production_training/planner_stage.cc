@@ -46,8 +46,8 @@ void plan_case(const PlanInput& input, int top) {
             << dtype_name(input.precision) << ", " << mem::optimizer_name(input.optimizer)
             << ", recompute " << mem::recomputation_name(input.recompute) << ", ZeRO up to "
             << zero::stage_name(input.zero_stages.back()) << "\n\n"
-            << "Cluster figures: " << c.source << ".\n" << plans.size()
-            << " feasible plans; the best of the first " << top
+            << "Cluster figures: " << c.source << ".\n"
+            << plans.size() << " feasible plans; the best of the first " << top
             << " layouts (times per optimizer step, modelled; the rank is among all plans):\n\n";
   // The table: the first `top` layouts (degrees, placement), each with its best micro-batch and
   // ZeRO stage (the model gives b no say in the compute: it ties); every plan goes to the CSV.
@@ -60,11 +60,11 @@ void plan_case(const PlanInput& input, int top) {
     const Plan& p = plans[i];
     double largest = 0;
     for (double b : p.stage_bytes) largest = std::max(largest, b);
-    std::vector<std::string> row = {
-        std::to_string(i + 1), p.name(),     crossing(p),     gib(p.calculator_bytes),
-        gib(largest),          cuts(p),      ms(p.compute_s), ms(p.tp_s),
-        ms(p.pp_s),            ms(p.bubble_s), ms(p.dp_s),    ms(p.step_s),
-        term_name(p.dominant())};
+    std::vector<std::string> row = {std::to_string(i + 1),   p.name(),     crossing(p),
+                                    gib(p.calculator_bytes), gib(largest), cuts(p),
+                                    ms(p.compute_s),         ms(p.tp_s),   ms(p.pp_s),
+                                    ms(p.bubble_s),          ms(p.dp_s),   ms(p.step_s),
+                                    term_name(p.dominant())};
     const std::string key = std::to_string(p.dp) + "/" + std::to_string(p.tp) + "/" +
                             std::to_string(p.pp) + "/" + crossing(p) + "/" +
                             std::to_string(p.dp_per_node);
@@ -122,8 +122,10 @@ int body(int argc, char** argv) {
   flags.add("batch", &batch, "global batch, sequences per optimizer step").range(1, 1 << 24);
   flags.add("seq", &seq, "tokens per sequence").range(1, 1 << 20);
   flags.add("top", &top, "plans printed").range(1, 100000);
-  flags.add("recompute", &recompute, "activation recomputation (selective: the attention core, as FlashAttention does)").choices(
-      {"none", "selective", "full"});
+  flags
+      .add("recompute", &recompute,
+           "activation recomputation (selective: the attention core, as FlashAttention does)")
+      .choices({"none", "selective", "full"});
   flags.add("max-zero", &max_zero, "highest ZeRO stage tried (1: Megatron-LM's classic 3D)")
       .range(0, 3);
   flags.parse(argc, argv);
