@@ -83,7 +83,7 @@ const char* dim_name(Dim d) { return d == Dim::kTp ? "tp" : d == Dim::kDp ? "dp"
 std::string order_key(const Plan& p) {
   std::string key;
   for (Dim d : p.order)
-    if (degree_of(p, d) > 1) key += std::string(key.empty() ? "" : ",") + dim_name(d);
+    if (degree_of(p, d) > 1) key += std::string(key.empty() ? "" : "-") + dim_name(d);
   return key;
 }
 
@@ -152,7 +152,7 @@ std::string Plan::name() const {
   out << "dp" << dp << " tp" << tp << " pp" << pp << " b" << micro_batch << " "
       << zero::stage_name(zero);
   const std::string key = order_key(*this);
-  if (key.find(',') != std::string::npos) out << " [" << key << "]";
+  if (key.find('-') != std::string::npos) out << " [" << key << "]";
   return out.str();
 }
 

@@ -113,7 +113,7 @@ struct Plan {
   double term(Term t) const;
   /// The largest term.
   Term dominant() const;
-  /// "dp8 tp1 pp1 b2 zero1 [tp,dp,pp]" (the order only for dimensions of degree > 1).
+  /// "dp8 tp1 pp1 b2 zero1 [tp-dp-pp]" (the order only for dimensions of degree > 1).
   std::string name() const;
 };
 

@@ -96,14 +96,39 @@ void plan_case(const PlanInput& input, int top) {
   first_where([](const Plan& p) { return p.tp_crosses; }, "whose TP group crosses nodes");
   first_where([](const Plan& p) { return p.pp > 1 && p.tp == 1; }, "with PP and no TP");
   first_where([](const Plan& p) { return p.tp == 1 && p.pp == 1; }, "with DP alone");
-  const std::string path = results_dir() + "/ch15_planner_" + input.shape.name + "_" +
+  const std::string stem = results_dir() + "/ch15_planner_" + input.shape.name + "_" +
                            std::to_string(c.nodes) + "n" +
                            (input.zero_stages.back() == zero::Stage::kZero3
                                 ? ""
-                                : std::string("_") + zero::stage_name(input.zero_stages.back())) +
-                           ".csv";
-  csv.write_csv(path);
-  std::cout << "\nwritten: " << path << "\n";
+                                : std::string("_") + zero::stage_name(input.zero_stages.back()));
+  csv.write_csv(stem + ".csv");
+  // For the picture (planner.gp): what each shown layout, and the best one whose TP group
+  // crosses nodes, adds to the least compute of any plan, term by term, in seconds.
+  std::vector<std::size_t> drawn(layouts.begin(),
+                                 layouts.begin() + std::min<std::size_t>(top, layouts.size()));
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    if (plans[i].tp_crosses) {
+      if (std::find(drawn.begin(), drawn.end(), i) == drawn.end()) drawn.push_back(i);
+      break;
+    }
+  double least_compute = plans[0].compute_s;
+  for (const Plan& p : plans) least_compute = std::min(least_compute, p.compute_s);
+  Table terms(
+      {"plan", "compute above the least", "TP all-reduces", "PP sends", "bubble", "DP all-reduce"});
+  for (std::size_t i : drawn) {
+    const Plan& p = plans[i];
+    const std::string name = p.name();
+    const std::size_t order = name.find('[');
+    terms.add_row({"(" + std::to_string(i + 1) + ") dp" + std::to_string(p.dp) + " tp" +
+                       std::to_string(p.tp) + " pp" + std::to_string(p.pp) + " z" +
+                       std::to_string(static_cast<int>(p.zero)) +
+                       (order == std::string::npos ? "" : " " + name.substr(order)),
+                   fixed(p.compute_s - least_compute, 3), fixed(p.tp_s, 3), fixed(p.pp_s, 3),
+                   fixed(p.bubble_s, 3), fixed(p.dp_s, 3)});
+  }
+  terms.write_csv(stem + "_terms.csv");
+  std::cout << "\nwritten: " << stem << ".csv, " << stem << "_terms.csv (least compute "
+            << fixed(least_compute, 1) << " s)\n";
 }
 
 int body(int argc, char** argv) {
