@@ -95,6 +95,20 @@ std::string ms(double seconds) {
   return out.str();
 }
 
+// Bytes as a reader says them: GiB, MiB or bytes, one decimal.
+std::string bytes_text(double bytes) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(1);
+  if (bytes >= kGiB)
+    out << bytes / kGiB << " GiB";
+  else if (bytes >= 1024.0 * 1024)
+    out << bytes / (1024.0 * 1024) << " MiB";
+  else
+    out << std::llround(bytes) << " bytes";
+  return out.str();
+}
+
 std::string fixed_gib(std::uint64_t bytes) {
   std::ostringstream out;
   out.setf(std::ios::fixed);
@@ -426,12 +440,12 @@ std::vector<Plan> rank_plans(const PlanInput& in) {
                                    "micro-batch size tried; use a batch that is a multiple of "
                                 << world << " (the device count)");
   BOOK_CHECK(!plans.empty(), "rank_plans: " << shape.name << " fits nowhere on " << world
-                                            << " devices of " << in.cluster.memory_bytes / kGiB
-                                            << " GiB: the lightest plan (" << fewest_plan
-                                            << ") needs " << fewest_needed / kGiB
-                                            << " GiB per device; add devices, shard more "
-                                               "(ZeRO-3), recompute activations or shorten the "
-                                               "sequence");
+                                            << " devices: the lightest plan (" << fewest_plan
+                                            << ") needs " << bytes_text(fewest_needed)
+                                            << " per device, a device holds "
+                                            << bytes_text(in.cluster.memory_bytes)
+                                            << "; add devices, shard more (ZeRO-3), recompute "
+                                               "activations or shorten the sequence");
   std::sort(plans.begin(), plans.end(), [](const Plan& a, const Plan& b) {
     if (a.step_s != b.step_s) return a.step_s < b.step_s;
     if (a.zero != b.zero) return a.zero < b.zero;

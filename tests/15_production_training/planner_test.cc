@@ -152,7 +152,7 @@ TEST(Planner, MemoryIsChapterNinesCalculatorToTheByte) {
   ASSERT_EQ(plans[0].stage_bytes.size(), 1u);
   EXPECT_NEAR(plans[0].stage_bytes[0], static_cast<double>(needed), 1e-9 * needed);
   in.cluster.memory_bytes = static_cast<double>(needed - 1);
-  expect_error([&] { rank_plans(in); }, {"fits nowhere", "needs", "GiB per device"});
+  expect_error([&] { rank_plans(in); }, {"fits nowhere", "needs", "per device, a device holds"});
 }
 
 // Eight layers of cost 1, state 1 byte, activation 1 byte per micro-batch in flight; two
@@ -259,7 +259,8 @@ TEST(Planner, Refusals) {
   expect_error([&] { rank_plans(in); }, {"global batch of 4", "multiple of 3"});
   in = tiny_on_two_nodes();
   in.cluster.memory_bytes = 1000;
-  expect_error([&] { rank_plans(in); }, {"fits nowhere on 4 devices", "needs", "GiB per device"});
+  expect_error([&] { rank_plans(in); },
+               {"fits nowhere on 4 devices", "bytes per device", "a device holds 1000 bytes"});
 }
 
 }  // namespace
