@@ -38,7 +38,7 @@ std::string cuts(const Plan& p) {
   return out;
 }
 
-void plan_case(const PlanInput& input, int top) {
+std::vector<Plan> plan_case(const PlanInput& input, int top) {
   const std::vector<Plan> plans = rank_plans(input);
   const ClusterSpec& c = input.cluster;
   std::cout << "\n## " << input.shape.name << " on " << c.name << ", global batch "
@@ -129,6 +129,7 @@ void plan_case(const PlanInput& input, int top) {
   terms.write_csv(stem + "_terms.csv");
   std::cout << "\nwritten: " << stem << ".csv, " << stem << "_terms.csv (least compute "
             << fixed(least_compute, 1) << " s)\n";
+  return plans;
 }
 
 int body(int argc, char** argv) {
@@ -139,6 +140,7 @@ int body(int argc, char** argv) {
   int top = 10;
   std::string recompute = "selective";
   int max_zero = 3;
+  bool tour = false;
   Flags flags("planner",
               "ranks the feasible (dp, tp, pp, placement, micro-batch, ZeRO) plans of a model on "
               "H100 nodes by a step-time model; without --model, the chapter's two worked cases");
@@ -153,6 +155,7 @@ int body(int argc, char** argv) {
       .choices({"none", "selective", "full"});
   flags.add("max-zero", &max_zero, "highest ZeRO stage tried (1: Megatron-LM's classic 3D)")
       .range(0, 3);
+  flags.add("tour", &tour, "the tour's lines too (the run is the same: arithmetic, a second)");
   flags.parse(argc, argv);
   print_machine_load();
   std::vector<PlanInput> cases;
@@ -174,7 +177,26 @@ int body(int argc, char** argv) {
   }
   std::cout << "# Planning a 3D layout: does it fit on one device, which links are fast, how "
                "large is the cluster\n";
-  for (const PlanInput& in : cases) plan_case(in, top);
+  std::vector<std::vector<Plan>> ranked;
+  for (const PlanInput& in : cases) ranked.push_back(plan_case(in, top));
+  if (tour && model.empty()) {
+    const Plan& small = ranked[0][0];
+    std::cout << "tour: 15 | planner, Llama-2 7B on 8 H100s: the best plan (modelled) | "
+              << small.name() << " | a model that fits (ZeRO-1 shards its optimizer state) "
+              << "takes DP alone\n";
+    const std::vector<Plan>& big = ranked[1];
+    for (const Plan& p : big)
+      if (p.tp_crosses) {
+        std::cout << "tour: 15 | planner, Llama-2 70B on 64 H100s: TP across nodes against the "
+                     "best plan (modelled) | "
+                  << fixed(1e2 * (p.step_s / big[0].step_s - 1), 1) << "% slower ("
+                  << fixed(p.step_s, 1) << " s against " << fixed(big[0].step_s, 1)
+                  << " s) | TP stays inside the NVLink node\n";
+        break;
+      }
+    std::cout << "tour-config: 15 | planner --tour: the chapter's worked cases, unchanged "
+                 "(arithmetic on sourced H100 figures, no training)\n";
+  }
   return 0;
 }
 
