@@ -26,15 +26,13 @@
 
 #include <array>
 #include <cstdint>
-#include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "chapters/05_data_parallel/scaling_model.h"
 #include "chapters/06_zero/zero_options.h"
-#include "chapters/08_pipeline_parallel/partition.h"
 #include "chapters/09_memory_accounting/calculator.h"
+#include "chapters/15_production_training/stage_memory.h"
 #include "common/dtype.h"
 
 namespace book::prod {
@@ -145,31 +143,6 @@ std::vector<Plan> rank_plans(const PlanInput& input);
 /// One sentence: why `winner` is ahead of `next` — the term that differs most between them,
 /// both values, and what in the plans causes it (a link crossed, the bubble, a ZeRO stage).
 std::string why_ahead(const Plan& winner, const Plan& next);
-
-/// A stage's memory under 1F1B: stage s of p holds its layers' states once and their
-/// activations for p − s micro-batches in flight; the first also holds the embedding, the last
-/// the head. Bytes per device.
-struct StageMemory {
-  std::vector<double> layer_state_bytes;       ///< per layer: weights, gradients, optimizer
-  std::vector<double> layer_activation_bytes;  ///< per layer, per micro-batch in flight
-  double first_bytes = 0;  ///< the embedding's states and activations (first stage)
-  double last_bytes = 0;   ///< the head's states and activations (last stage)
-  double fixed_bytes = 0;  ///< every stage: communication buffers, overhead
-  double limit = 0;        ///< what a device holds
-};
-
-/// The bytes of each stage of `boundaries` (as pp::stage_costs cuts them). Throws book::Error
-/// if the two per-layer vectors differ in length or the boundaries do not cut them.
-std::vector<double> stage_bytes(const StageMemory& memory, const std::vector<int>& boundaries);
-
-/// Chapter 8's partition (pp::partition_layers: minimise the slowest stage, the embedding's
-/// cost on the first and the head's on the last) with one more rule: a stage whose bytes
-/// (stage_bytes) exceed memory.limit is not a candidate. The same DP over (stages, layers)
-/// with the infeasible cuts left out; nullopt when no split fits. Throws book::Error as
-/// partition_layers does, and if the memory's per-layer vectors are not one entry per layer.
-std::optional<pp::Partition> partition_within_memory(std::span<const double> layer_costs,
-                                                     int stages, double embed_cost,
-                                                     double head_cost, const StageMemory& memory);
 
 /// The two worked clusters, figures sourced as chapters 5 and 7 source them: `nodes` DGX-H100-like
 /// nodes of 8 H100 SXM (80 GB; 40% of the 989 TFLOP/s dense BF16 peak sustained; NVLink 450 GB/s
