@@ -360,7 +360,8 @@ void cluster_analysis(const StageOptions& options, Communicator& world) {
             << mib(static_cast<double>(crossing[{big, true}])) << ", "
             << ms(median(allreduce_s[{big, false}])) << " vs "
             << ms(median(allreduce_s[{big, true}]))
-            << " ms | hierarchical all-reduce keeps the slow link for 1/g of the data\n";
+            << " ms | fewer bytes on the slow link; whether that is less time depends on the link "
+               "(README: across a network)\n";
   if (!ddp_rows.empty())
     std::cout << "tour: 05 | DDP scaling efficiency 1 -> " << layout.nodes << " nodes (cluster, "
               << layout.rate << ", " << rung_name(ddp_rows.back().rung) << ") | measured "
