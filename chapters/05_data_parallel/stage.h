@@ -105,7 +105,7 @@ void stability_demo(const StageOptions& options);
 /// gradient size and 4x it (time and cross-node bytes, counted and checked against the formulas);
 /// the link's α-β from ping-pongs across and inside a node; DDP on one node (its ranks; every node
 /// trains its own copy at once, as the nodes share this machine's cores) against the whole world
-/// at the same global batch, with the scaling efficiency and
+/// (flat, then hierarchical gradient sync) at the same global batch, with the scaling efficiency and
 /// the α-β model's step time beside each; the world run's losses against the same run on thread
 /// ranks. Rank 0 prints the tables and writes ch05_cluster_*.csv.
 void cluster_analysis(const StageOptions& options, coll::Communicator& world);

@@ -4,7 +4,8 @@
 // 1. flat ring against hierarchical all-reduce (hierarchical.h) at the model's gradient size and
 //    4x it: time, and the bytes that cross nodes counted on the communicators against the formulas;
 // 2. the links' α-β from ping-pongs (link_fit.h), across nodes and inside one;
-// 3. DDP on one node (its g ranks) against the whole world, same global batch: step time,
+// 3. DDP on one node (its g ranks) against the whole world (flat and hierarchical gradient
+//    sync), same global batch: step time,
 //    tokens/s, scaling efficiency, and scaling_model.h's prediction for each. The namespace nodes
 //    share this machine's cores, so while node 0 trains alone-on-its-node, every other node trains
 //    its own copy too: the cores are as busy as in the world run, and what differs is the link;
@@ -110,8 +111,11 @@ struct DdpRun {
   std::size_t buckets = 0;
 };
 
-DdpRun train_on(Communicator& comm, const StageOptions& options, Rung rung) {
-  DdpTrainer trainer(comm, run_options(options, rung));
+// `per_node` > 0: the hierarchical gradient sync over nodes of that many ranks.
+DdpRun train_on(Communicator& comm, const StageOptions& options, Rung rung, int per_node = 0) {
+  DdpOptions ddp = run_options(options, rung);
+  ddp.hierarchical_ranks_per_node = per_node;
+  DdpTrainer trainer(comm, ddp);
   DdpRun run;
   for (int s = 0; s < options.warmup + options.steps; ++s) {
     run.losses.push_back(trainer.step().loss);
@@ -208,17 +212,18 @@ void cluster_analysis(const StageOptions& options, Communicator& world) {
   // The hierarchical all-reduce's g cross-node rings share each node's one link.
   const Link inter_shared{across.link.alpha_s, across.link.bytes_per_s / g};
   const Cluster flat_cluster{inside.link, across.link, g, false};
+  const Cluster hier_cluster{inside.link, inter_shared, g, true};
 
   // 3. DDP on one node (every node its own copy, at once) against the whole world, every rung
   // asked for; then 4. the world run again on thread ranks (rank 0's process), for the losses.
   struct DdpRow {
     Rung rung;
-    DdpRun node, all;
-    double deviation = 0;
+    DdpRun node, all, hierarchical;  // hierarchical: the world with the hierarchical sync
+    double deviation = 0, hierarchical_deviation = 0;  // against thread ranks / the flat sync
   };
   std::vector<DdpRow> ddp_rows;
   for (Rung rung : options.rungs) {
-    DdpRow row{rung, {}, {}, 0};
+    DdpRow row{rung, {}, {}, {}, 0, 0};
     if (root) std::cerr << "[ddp --cluster] rung " << rung_name(rung) << ": 1 node ...\n";
     // Every node trains its own copy at once: the machine's cores then carry the same load as in
     // the world run, and only the link differs (rank 0 reports node 0's copy).
@@ -226,6 +231,9 @@ void cluster_analysis(const StageOptions& options, Communicator& world) {
     world.barrier();
     if (root) std::cerr << "[ddp --cluster] rung " << rung_name(rung) << ": all nodes ...\n";
     row.all = train_on(world, options, rung);
+    if (root) std::cerr << "[ddp --cluster] rung " << rung_name(rung) << ": hierarchical ...\n";
+    row.hierarchical = train_on(world, options, rung, g);
+    row.hierarchical_deviation = loss_deviation(row.hierarchical.losses, row.all.losses);
     if (root) {
       std::cerr << "[ddp --cluster] rung " << rung_name(rung) << ": thread ranks ...\n";
       std::vector<float> thread_losses;
@@ -310,6 +318,7 @@ void cluster_analysis(const StageOptions& options, Communicator& world) {
     const bool overlap = overlaps_backward(row.rung);
     const StepPrediction one = predict_step(w, flat_cluster, g, overlap);
     const StepPrediction all = predict_step(w, flat_cluster, n, overlap);
+    const StepPrediction hier = predict_step(w, hier_cluster, n, overlap);
     const double tps_node = row.node.tokens_per_step / median(row.node.step_s);
     const double tps_all = row.all.tokens_per_step / median(row.all.step_s);
     const double speedup = tps_all / tps_node, ideal = static_cast<double>(n) / g;
@@ -321,12 +330,24 @@ void cluster_analysis(const StageOptions& options, Communicator& world) {
                        ms_range(row.all.step_s), fixed(tps_all, 0), fixed(speedup, 2) + "x",
                        pct(speedup / ideal), ms(median(row.all.wait_s)), ms(all.step_s),
                        deviation_text(row.deviation)});
+    const double tps_hier = row.hierarchical.tokens_per_step / median(row.hierarchical.step_s);
+    ddp_table.add_row({rung_name(row.rung),
+                       std::to_string(n) + " (" + std::to_string(layout.nodes) +
+                           " nodes), hierarchical sync",
+                       ms_range(row.hierarchical.step_s), fixed(tps_hier, 0),
+                       fixed(tps_hier / tps_node, 2) + "x", pct(tps_hier / tps_node / ideal),
+                       ms(median(row.hierarchical.wait_s)), ms(hier.step_s),
+                       "vs flat sync: " + deviation_text(row.hierarchical_deviation)});
     model_table.add_row({std::string("DDP step, ") + rung_name(row.rung) + ", 1 node",
                          ms(median(row.node.step_s)), ms(one.step_s),
                          fixed(median(row.node.step_s) / one.step_s, 2)});
     model_table.add_row({std::string("DDP step, ") + rung_name(row.rung) + ", all nodes",
                          ms(median(row.all.step_s)), ms(all.step_s),
                          fixed(median(row.all.step_s) / all.step_s, 2)});
+    model_table.add_row({std::string("DDP step, ") + rung_name(row.rung) +
+                             ", all nodes, hierarchical sync",
+                         ms(median(row.hierarchical.step_s)), ms(hier.step_s),
+                         fixed(median(row.hierarchical.step_s) / hier.step_s, 2)});
     efficiency_measured = speedup / ideal;
     efficiency_model = (one.step_s / all.step_s) / ideal * 1.0;
   }
