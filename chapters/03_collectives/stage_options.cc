@@ -49,7 +49,8 @@ StageOptions parse_stage_options(BusbwStage stage, int argc, const char* const* 
         "--ranks is the threads stage's: here the ranks are mpirun's processes, "
         "so write mpirun -np " +
         std::to_string(options.ranks) + " " + program);
-  if (options.cluster && !flags.was_set("max-mib")) options.max_mib = 16;
+  if (options.cluster && !flags.was_set("max-mib")) options.max_mib = options.tour ? 4 : 16;
+  if (options.cluster && options.tour && !flags.was_set("repetitions")) options.repetitions = 3;
   if (stage == BusbwStage::kMpi && !options.cluster && flags.was_set("repetitions"))
     throw UsageError("--repetitions under MPI is --cluster's: add --cluster, or leave it out");
   if (options.tour && !options.cluster && !flags.was_set("max-mib"))

@@ -163,8 +163,11 @@ void cluster_analysis(const StageOptions& options, Communicator& world) {
   const int rounds = 5;
   if (root)
     std::cout << "\n## Across a network: the namespace cluster\n\n"
-              << layout.describe() << "; link rate " << fixed(layout.link_bits_per_s / 8e6, 1)
-              << " MB/s\n";
+              << layout.describe()
+              << (layout.link_bits_per_s > 0
+                      ? "; link rate " + fixed(layout.link_bits_per_s / 8e6, 1) + " MB/s"
+                      : std::string())
+              << "\n";
 
   // 1. Flat against hierarchical: bytes across nodes counted (one call each), then timed.
   Table bytes_table({"all-reduce", "size", "bytes across nodes (counted)", "= formula",

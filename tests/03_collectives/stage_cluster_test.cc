@@ -24,7 +24,9 @@ TEST(StageCluster, FlagAndItsDefaults) {
   const StageOptions cluster = parse(BusbwStage::kMpi, {"--cluster"});
   EXPECT_TRUE(cluster.cluster);
   EXPECT_EQ(cluster.max_mib, 16) << "16 MiB unless given: a large size the slow link takes fast";
-  EXPECT_EQ(parse(BusbwStage::kMpi, {"--cluster", "--tour"}).max_mib, 16);
+  const StageOptions tour = parse(BusbwStage::kMpi, {"--cluster", "--tour"});
+  EXPECT_EQ(tour.max_mib, 4) << "the tour's short run";
+  EXPECT_EQ(tour.repetitions, 3);
   const StageOptions set = parse(BusbwStage::kMpi, {"--cluster", "--max-mib", "4",
                                                     "--repetitions", "3"});
   EXPECT_EQ(set.max_mib, 4);
