@@ -18,5 +18,12 @@ run() {  # run NAME CLUSTER-OPTIONS... -- BINARY ARGS...
   echo "cluster tour: $name" >&2
   "$cluster" run "$@" || { echo "cluster tour: $name failed" >&2; status=1; }
 }
+# Without --tour: the chapters' full cluster runs (minutes each); with it, their quick modes.
+quick=()
+$tour && quick=(--tour)
 run probe --nodes 2 --ranks-per-node 2 --rate 1gbit -- "$(readlink -f tools/cluster/cluster_probe)" --tour
+run "chapter 3: all-reduce inside a node and across" --nodes 2 --ranks-per-node 2 --rate 1gbit -- \
+  "$(readlink -f chapters/03_collectives/busbw_mpi)" --cluster "${quick[@]}"
+run "chapter 5: flat and hierarchical, DDP 1 -> 2 nodes" --nodes 2 --ranks-per-node 2 --rate 1gbit -- \
+  "$(readlink -f chapters/05_data_parallel/ddp)" --backend mpi --cluster "${quick[@]}"
 exit $status
