@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <climits>
+#include <exception>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -69,7 +70,14 @@ MpiSession::MpiSession(int* argc, char*** argv, MpiThreads threads) {
                   &provided);
 }
 
-MpiSession::~MpiSession() { MPI_Finalize(); }
+// A rank leaving with an error (a book::Error unwinding through main) does not finalize:
+// MPI_Finalize waits for every rank, and the rank this one timed out on may never come (it died,
+// or its link is down), so the error would never be printed. Exiting without it makes mpirun end
+// the job, saying which rank left first.
+MpiSession::~MpiSession() {
+  if (std::uncaught_exceptions() > 0) return;
+  MPI_Finalize();
+}
 
 MpiCommunicator::MpiCommunicator(MPI_Comm comm, std::string group)
     : Communicator(rank_of(comm), size_of(comm), std::move(group)) {

@@ -22,6 +22,9 @@ enum class MpiThreads {
 /// Calls MPI_Init_thread at construction and MPI_Finalize at destruction; one per process, in
 /// main. By default it asks for MPI_THREAD_MULTIPLE, so non-blocking collectives (async.h) can run
 /// on their own thread; a library that offers less makes AsyncCommunicator refuse, saying why.
+/// When it is destroyed by an exception leaving main's body, it skips MPI_Finalize (which waits
+/// for every rank, and the one that failed may never come) and lets the process exit, so the error
+/// is printed and mpirun ends the job.
 class MpiSession {
  public:
   /// Initialises MPI with main's arguments, asking for `threads`.
