@@ -165,7 +165,7 @@ std::unique_ptr<coll::Communicator> permuted_world(coll::Communicator& world,
 
 train::Config PlacementOptions::default_config() {
   train::Config c;
-  c.n_layer = 4, c.d_model = 64, c.n_head = 4, c.vocab_size = 16, c.context = 16;
+  c.n_layer = 4, c.d_model = 32, c.n_head = 4, c.vocab_size = 16, c.context = 12;
   return c;
 }
 
