@@ -279,17 +279,20 @@ std::vector<PlacementResult> measure_placements(coll::Communicator& world,
     }
   reduce_all(world, times, coll::ReduceOp::kMax);
 
-  // The links' α and B, and each grid's one-device step T1 (all ranks at once, as in the run).
+  // The links' α and B.
   const LinkCosts costs = measure_link_costs(world);
   if (costs_out) *costs_out = costs;
-  std::vector<double> single(n, 0.0);
-  for (std::size_t i = 0; i < n; ++i) {
+  // One micro-batch on one device, timed once for all placements (the median of 9 steps over
+  // the first grid's m micro-batches, averaged over the ranks, which all run it at once).
+  std::vector<double> per_micro_batch(1, 0.0);
+  {
     train::Model<float> whole(options.config, options.batch);
     whole.init(options.seed);
     world.barrier();
-    single[i] = median_seconds([&] { single_device_step(whole, std::span(data[i])); }, 3);
+    per_micro_batch[0] =
+        median_seconds([&] { single_device_step(whole, std::span(data[0]).first(m)); }, 9) / m;
   }
-  reduce_all(world, single, coll::ReduceOp::kMax);
+  reduce_all(world, per_micro_batch, coll::ReduceOp::kAvg);
 
   // α-β: this rank's messages and bytes on each link, serialised; the slowest rank sets it.
   std::vector<double> comm(n, 0.0);
@@ -317,7 +320,8 @@ std::vector<PlacementResult> measure_placements(coll::Communicator& world,
     out.predicted = predict_traffic(placements[i], options, grad_elements,
                                     world.tree_threshold_bytes());
     out.loss = loss[i];
-    out.compute_s = single[i] / 4 * (m + pp - 1) / m;
+    out.micro_batch_s = per_micro_batch[0];
+    out.compute_s = per_micro_batch[0] * placements[i].degrees().dp * m / 4 * (m + pp - 1) / m;
     out.predicted_s = out.compute_s + comm[i];
   }
   auto rank_by = [&](auto key, auto set) {

@@ -118,7 +118,9 @@ struct PlacementResult {
   PlacementTraffic counted;                   ///< from the groups' counters (one step)
   PlacementTraffic predicted;                 ///< predict_traffic
   double loss = 0;                            ///< the step's loss (every step the same)
-  double compute_s = 0;                       ///< modelled compute: T1 / 4 · (m + pp − 1) / m
+  double micro_batch_s = 0;  ///< t1: one micro-batch's step on one device, measured in the run
+  /// Modelled compute: t1 · dp·m / 4 · (m + pp − 1) / m, t1 = one micro-batch on one device.
+  double compute_s = 0;
   double predicted_s = 0;                     ///< compute_s + the α-β time of the traffic
   int measured_rank = 0;                      ///< 1 = fastest, by median_s
   int predicted_rank = 0;                     ///< 1 = fastest, by predicted_s
@@ -127,10 +129,11 @@ struct PlacementResult {
 /// Every placement of placements_2x2() on `world` (4 ranks, 2 × 2 by `layout`; check_2x2):
 /// builds each placement's Rank3D<float> over its permuted world, then times `repetitions`
 /// rounds in which each placement steps once (1F1B; a world barrier before and after each
-/// step), counts one step's traffic per group, measures the links (measure_link_costs) and the
-/// one-device step T1 of each grid's micro-batches, and predicts each step time with the α-β
-/// cost of the counted per-rank messages and bytes on each link plus T1 / 4 stretched by the
-/// pipeline bubble. Every rank calls it and gets the same results.
+/// step), counts one step's traffic per group, measures the links (measure_link_costs) and t1,
+/// one micro-batch's forward and backward on one device, and predicts each step time with the
+/// α-β cost of the counted per-rank messages and bytes on each link plus the step's dp·m
+/// micro-batches' t1 shared by the 4 ranks and stretched by the pipeline bubble. Every rank
+/// calls it and gets the same results.
 std::vector<PlacementResult> measure_placements(coll::Communicator& world,
                                                 const coll::ClusterLayout& layout,
                                                 const PlacementOptions& options,

@@ -82,8 +82,10 @@ int run_cluster(const StageOptions& o, int argc, char** argv) {
             << fixed(costs.shm_alpha * 1e6, 1) << " us, B " << fixed(costs.shm_bytes_per_s / 1e6, 0)
             << " MB/s; across the link alpha " << fixed(costs.link_alpha * 1e6, 1) << " us, B "
             << fixed(costs.link_bytes_per_s / 1e6, 1) << " MB/s\n"
-            << "predicted = measured one-device step / 4 x (m + pp - 1) / m + alpha-beta of the "
-               "counted per-rank messages and bytes on each link\n\n"
+            << "predicted = t1 (one micro-batch on one device, measured: "
+            << fixed(results.front().micro_batch_s * 1e3, 3)
+            << " ms) x dp x m / 4 x (m + pp - 1) / m + alpha-beta of the counted per-rank "
+               "messages and bytes on each link\n\n"
             << table.markdown() << "\ncounted traffic "
             << (all_counted ? "equals the formulas on every placement"
                             : "DIFFERS from the formulas (see the table)")
