@@ -133,7 +133,8 @@ struct PlacementResult {
 /// one micro-batch's forward and backward on one device, and predicts each step time with the
 /// α-β cost of the counted per-rank messages and bytes on each link plus the step's dp·m
 /// micro-batches' t1 shared by the 4 ranks and stretched by the pipeline bubble. Every rank
-/// calls it and gets the same results.
+/// calls it and gets the same results. Time it with sgemm on one thread per rank
+/// (gemm::SgemmThreads(1), as the stage does) where ranks share a machine's cores.
 std::vector<PlacementResult> measure_placements(coll::Communicator& world,
                                                 const coll::ClusterLayout& layout,
                                                 const PlacementOptions& options,

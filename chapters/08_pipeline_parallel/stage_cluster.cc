@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "chapters/03_collectives/cluster.h"
+#include "chapters/01_gemm_cpu/sgemm.h"
 #include "chapters/03_collectives/mpi.h"
 #include "chapters/08_pipeline_parallel/placement.h"
 #include "chapters/08_pipeline_parallel/stage.h"
@@ -42,6 +43,10 @@ int run_cluster(const StageOptions& o, int argc, char** argv) {
               << "running the 6 placements of a 2 x 2 grid, " << o.repetitions
               << " interleaved repetitions each (1F1B, FP32) ...\n";
   }
+  // One core per rank, as on a real cluster each rank has its own device: sgemm's default of
+  // every core per process would put 4 ranks' worker threads on 2 cores, and a step would time
+  // their contention (tens of milliseconds), not the placement.
+  const gemm::SgemmThreads one_thread(1);
   PlacementOptions options;
   options.repetitions = o.repetitions;
   LinkCosts costs;
