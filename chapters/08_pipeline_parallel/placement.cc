@@ -132,7 +132,7 @@ std::vector<int> Placement::order() const {
 }
 
 std::string Placement::name() const {
-  return std::string(dim_name(inside)) + " inside, " + dim_name(across) + " across";
+  return std::string(dim_name(inside)) + " inside / " + dim_name(across) + " across";
 }
 
 std::vector<Placement> placements_2x2() {

@@ -38,7 +38,7 @@ struct Placement {
   /// order[i] = the world rank (node = world rank / 2) that plays grid rank i: node = the
   /// rank's `across` coordinate, place in the node = its `inside` coordinate.
   std::vector<int> order() const;
-  /// "TP inside, PP across".
+  /// "TP inside / PP across" (no comma: it is a CSV cell).
   std::string name() const;
 };
 

@@ -41,7 +41,7 @@ TEST(Placement, SixPlacementsEachDimensionInsideOnce) {
     EXPECT_NE(p.inside, p.across) << p.name();
   }
   EXPECT_EQ(names.size(), 6u);
-  EXPECT_EQ(placements_2x2()[0].name(), "TP inside, PP across");
+  EXPECT_EQ(placements_2x2()[0].name(), "TP inside / PP across");
 }
 
 // For every pair of grid ranks that differ in one coordinate only: the `inside` pairs share a
