@@ -156,8 +156,8 @@ std::unique_ptr<coll::Communicator> permuted_world(coll::Communicator& world,
   BOOK_CHECK(world.size() == 4, "permuted_world: a 2 x 2 placement needs 4 ranks, the world "
                                     << world.group() << " has " << world.size());
   const std::vector<int> order = placement.order();
-  const int key = static_cast<int>(std::find(order.begin(), order.end(), world.rank()) -
-                                   order.begin());
+  const int key =
+      static_cast<int>(std::find(order.begin(), order.end(), world.rank()) - order.begin());
   std::unique_ptr<coll::Communicator> permuted = world.split(0, key);
   permuted->set_group_name(world.group() + "/" + dim_name(placement.inside) + "-inside");
   return permuted;
@@ -176,21 +176,20 @@ PlacementTraffic predict_traffic(const Placement& placement, const PlacementOpti
              "predict_traffic: " << grad_elements.size() << " gradient sizes for "
                                  << placement.degrees().pp << " pipeline stages");
   return {predicted_dim(placement.across, placement, options, grad_elements, tree_threshold_bytes),
-          predicted_dim(placement.inside, placement, options, grad_elements,
-                        tree_threshold_bytes)};
+          predicted_dim(placement.inside, placement, options, grad_elements, tree_threshold_bytes)};
 }
 
 LinkCosts measure_link_costs(coll::Communicator& world, int repetitions) {
-  BOOK_CHECK(world.size() == 4, "measure_link_costs: needs the 4 ranks of 2 nodes x 2, got "
-                                    << world.size());
+  BOOK_CHECK(world.size() == 4,
+             "measure_link_costs: needs the 4 ranks of 2 nodes x 2, got " << world.size());
   constexpr std::size_t kSmall = 8, kLarge = 1 << 20;
   LinkCosts c;
   c.shm_alpha = ping_pong(world, 1, kSmall, repetitions);
-  c.shm_bytes_per_s = kLarge / std::max(1e-9, ping_pong(world, 1, kLarge, repetitions) -
-                                                  c.shm_alpha);
+  c.shm_bytes_per_s =
+      kLarge / std::max(1e-9, ping_pong(world, 1, kLarge, repetitions) - c.shm_alpha);
   c.link_alpha = ping_pong(world, 2, kSmall, repetitions);
-  c.link_bytes_per_s = kLarge / std::max(1e-9, ping_pong(world, 2, kLarge, repetitions) -
-                                                   c.link_alpha);
+  c.link_bytes_per_s =
+      kLarge / std::max(1e-9, ping_pong(world, 2, kLarge, repetitions) - c.link_alpha);
   return c;
 }
 
@@ -217,8 +216,7 @@ std::vector<PlacementResult> measure_placements(coll::Communicator& world,
   check_2x2(world.size(), layout);
   BOOK_CHECK(options.repetitions >= 1 && options.micro_batches >= 1 && options.batch >= 1,
              "measure_placements: repetitions, micro-batches and batch must be at least 1, got "
-                 << options.repetitions << ", " << options.micro_batches << ", "
-                 << options.batch);
+                 << options.repetitions << ", " << options.micro_batches << ", " << options.batch);
   const std::vector<Placement> placements = placements_2x2();
   const std::size_t n = placements.size();
   const int m = options.micro_batches;
@@ -297,8 +295,9 @@ std::vector<PlacementResult> measure_placements(coll::Communicator& world,
   // α-β: this rank's messages and bytes on each link, serialised; the slowest rank sets it.
   std::vector<double> comm(n, 0.0);
   for (std::size_t i = 0; i < n; ++i)
-    comm[i] = per_rank[4 * i + 0] * costs.link_alpha + per_rank[4 * i + 1] / costs.link_bytes_per_s +
-              per_rank[4 * i + 2] * costs.shm_alpha + per_rank[4 * i + 3] / costs.shm_bytes_per_s;
+    comm[i] = per_rank[4 * i + 0] * costs.link_alpha +
+              per_rank[4 * i + 1] / costs.link_bytes_per_s + per_rank[4 * i + 2] * costs.shm_alpha +
+              per_rank[4 * i + 3] / costs.shm_bytes_per_s;
   reduce_all(world, comm, coll::ReduceOp::kMax);
 
   for (std::size_t i = 0; i < n; ++i) {
@@ -317,8 +316,8 @@ std::vector<PlacementResult> measure_placements(coll::Communicator& world,
     std::vector<std::uint64_t> grad_elements;
     for (int s = 0; s < pp; ++s)
       grad_elements.push_back(static_cast<std::uint64_t>(grads[2 * i + s]));
-    out.predicted = predict_traffic(placements[i], options, grad_elements,
-                                    world.tree_threshold_bytes());
+    out.predicted =
+        predict_traffic(placements[i], options, grad_elements, world.tree_threshold_bytes());
     out.loss = loss[i];
     out.micro_batch_s = per_micro_batch[0];
     out.compute_s = per_micro_batch[0] * placements[i].degrees().dp * m / 4 * (m + pp - 1) / m;
@@ -327,8 +326,9 @@ std::vector<PlacementResult> measure_placements(coll::Communicator& world,
   auto rank_by = [&](auto key, auto set) {
     std::vector<std::size_t> idx(n);
     std::iota(idx.begin(), idx.end(), 0);
-    std::stable_sort(idx.begin(), idx.end(),
-                     [&](std::size_t a, std::size_t b) { return key(results[a]) < key(results[b]); });
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+      return key(results[a]) < key(results[b]);
+    });
     for (std::size_t k = 0; k < n; ++k) set(results[idx[k]], static_cast<int>(k) + 1);
   };
   rank_by([](const PlacementResult& r) { return r.median_s; },

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -102,8 +103,10 @@ PlacementTraffic predict_traffic(const Placement& placement, const PlacementOpti
 
 /// The two links' α (seconds per message) and B (bytes per second), from ping-pongs.
 struct LinkCosts {
-  double shm_alpha = 0, shm_bytes_per_s = 0;    ///< inside a node (world ranks 0 ↔ 1)
-  double link_alpha = 0, link_bytes_per_s = 0;  ///< across the link (world ranks 0 ↔ 2)
+  double shm_alpha = 0;         ///< seconds per message inside a node (world ranks 0 ↔ 1)
+  double shm_bytes_per_s = 0;   ///< bytes per second inside a node
+  double link_alpha = 0;        ///< seconds per message across the link (world ranks 0 ↔ 2)
+  double link_bytes_per_s = 0;  ///< bytes per second across the link
 };
 
 /// Measures LinkCosts with ping-pongs of 8 bytes (α: half the round trip) and 1 MiB (B) between
@@ -113,17 +116,19 @@ LinkCosts measure_link_costs(coll::Communicator& world, int repetitions = 15);
 
 /// One placement, measured.
 struct PlacementResult {
-  Placement placement;
-  double median_s = 0, min_s = 0, max_s = 0;  ///< step time over the repetitions
-  PlacementTraffic counted;                   ///< from the groups' counters (one step)
-  PlacementTraffic predicted;                 ///< predict_traffic
-  double loss = 0;                            ///< the step's loss (every step the same)
-  double micro_batch_s = 0;  ///< t1: one micro-batch's step on one device, measured in the run
+  Placement placement;         ///< which dimension sits where
+  double median_s = 0;         ///< step time, median over the repetitions
+  double min_s = 0;            ///< the fastest repetition
+  double max_s = 0;            ///< the slowest repetition
+  PlacementTraffic counted;    ///< from the groups' counters (one step)
+  PlacementTraffic predicted;  ///< predict_traffic
+  double loss = 0;             ///< the step's loss (every step the same)
+  double micro_batch_s = 0;    ///< t1: one micro-batch's step on one device, measured in the run
   /// Modelled compute: t1 · dp·m / 4 · (m + pp − 1) / m, t1 = one micro-batch on one device.
   double compute_s = 0;
-  double predicted_s = 0;                     ///< compute_s + the α-β time of the traffic
-  int measured_rank = 0;                      ///< 1 = fastest, by median_s
-  int predicted_rank = 0;                     ///< 1 = fastest, by predicted_s
+  double predicted_s = 0;  ///< compute_s + the α-β time of the traffic
+  int measured_rank = 0;   ///< 1 = fastest, by median_s
+  int predicted_rank = 0;  ///< 1 = fastest, by predicted_s
 };
 
 /// Every placement of placements_2x2() on `world` (4 ranks, 2 × 2 by `layout`; check_2x2):

@@ -9,8 +9,8 @@
 #include <map>
 #include <sstream>
 
-#include "chapters/03_collectives/cluster.h"
 #include "chapters/01_gemm_cpu/sgemm.h"
+#include "chapters/03_collectives/cluster.h"
 #include "chapters/03_collectives/mpi.h"
 #include "chapters/08_pipeline_parallel/placement.h"
 #include "chapters/08_pipeline_parallel/stage.h"
@@ -65,8 +65,7 @@ int run_cluster(const StageOptions& o, int argc, char** argv) {
     if (!reference.count(grid)) reference[grid] = thread_reference_loss(r.placement, options);
     const double want = reference[grid];
     const std::string same =
-        r.loss == want ? "bit for bit"
-                       : "differs by " + fixed(std::fabs(r.loss - want), 9);
+        r.loss == want ? "bit for bit" : "differs by " + fixed(std::fabs(r.loss - want), 9);
     all_counted = all_counted && r.counted.across.bytes == r.predicted.across.bytes &&
                   r.counted.across.messages == r.predicted.across.messages &&
                   r.counted.inside.bytes == r.predicted.inside.bytes &&
@@ -74,8 +73,8 @@ int run_cluster(const StageOptions& o, int argc, char** argv) {
     table.add_row({r.placement.name(), grid, fixed(r.median_s * 1e3, 2),
                    fixed(r.min_s * 1e3, 2) + "-" + fixed(r.max_s * 1e3, 2),
                    traffic(r.counted.across), traffic(r.predicted.across),
-                   traffic(r.counted.inside), traffic(r.predicted.inside), fixed(r.loss, 7),
-                   same, fixed(r.predicted_s * 1e3, 2), std::to_string(r.measured_rank),
+                   traffic(r.counted.inside), traffic(r.predicted.inside), fixed(r.loss, 7), same,
+                   fixed(r.predicted_s * 1e3, 2), std::to_string(r.measured_rank),
                    std::to_string(r.predicted_rank)});
   }
   const train::Config& c = options.config;

@@ -118,7 +118,8 @@ TEST(Placement, RefusesAWorldThatIsNotFourRanks) {
   testing::expect_error([&] { check_2x2(3, two_by_two()); }, "need 4 ranks, got 3");
   std::mutex mutex;
   coll::run_ranks(2, [&](coll::Communicator& world) {
-    testing::expect_error([&] { measure_placements(world, two_by_two(), tiny()); }, "need 4 ranks, got 2");
+    testing::expect_error([&] { measure_placements(world, two_by_two(), tiny()); },
+                          "need 4 ranks, got 2");
   });
 }
 
@@ -130,7 +131,7 @@ TEST(Placement, RefusesALayoutThatIsNotTwoByTwo) {
 
 TEST(Placement, RefusesMismatchedGradientSizes) {
   testing::expect_error([&] { predict_traffic(placements_2x2()[0], tiny(), {100}); },
-                    "1 gradient sizes for 2 pipeline stages");
+                        "1 gradient sizes for 2 pipeline stages");
 }
 
 }  // namespace
