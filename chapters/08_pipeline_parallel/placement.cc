@@ -242,7 +242,7 @@ std::vector<PlacementResult> measure_placements(coll::Communicator& world,
 
   std::vector<PlacementResult> results(n);
   // One counted step per placement (also the warm-up): this rank's sends in each group.
-  std::vector<double> sums(n * 4, 0.0), per_rank(n * 4, 0.0), grads(n * 2, 0.0), loss(n, 0.0);
+  std::vector<double> per_rank(n * 4, 0.0), grads(n * 2, 0.0), loss(n, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
     coll::ProcessGrid& grid = ranks[i]->grid();
     for (Dim dim : {Dim::kTp, Dim::kDp, Dim::kPp}) group_of(grid, dim).reset_counters();
@@ -250,16 +250,15 @@ std::vector<PlacementResult> measure_placements(coll::Communicator& world,
     loss[i] = step(i).loss;
     const coll::Counters& across = group_of(grid, placements[i].across).counters();
     const coll::Counters& inside = group_of(grid, placements[i].inside).counters();
-    sums[4 * i + 0] = static_cast<double>(across.messages_sent);
-    sums[4 * i + 1] = static_cast<double>(across.bytes_sent);
-    sums[4 * i + 2] = static_cast<double>(inside.messages_sent);
-    sums[4 * i + 3] = static_cast<double>(inside.bytes_sent);
-    per_rank[4 * i + 0] = sums[4 * i + 0], per_rank[4 * i + 1] = sums[4 * i + 1];
-    per_rank[4 * i + 2] = sums[4 * i + 2], per_rank[4 * i + 3] = sums[4 * i + 3];
+    per_rank[4 * i + 0] = static_cast<double>(across.messages_sent);
+    per_rank[4 * i + 1] = static_cast<double>(across.bytes_sent);
+    per_rank[4 * i + 2] = static_cast<double>(inside.messages_sent);
+    per_rank[4 * i + 3] = static_cast<double>(inside.bytes_sent);
     std::uint64_t elements = 0;
     for (const auto& chunk : ranks[i]->chunks()) elements += chunk->grads().size();
     grads[2 * i + grid.coordinates().pp] = static_cast<double>(elements);
   }
+  std::vector<double> sums = per_rank;  // every rank's, added: exact below 2^53
   reduce_all(world, sums, coll::ReduceOp::kSum);
   reduce_all(world, grads, coll::ReduceOp::kMax);
   reduce_all(world, loss, coll::ReduceOp::kMax);  // the same on every rank
