@@ -3,6 +3,8 @@
 //
 //   bazel build -c opt //chapters/03_collectives:busbw_mpi
 //   mpirun -np 4 --oversubscribe bazel-bin/chapters/03_collectives/busbw_mpi [--max-mib M] [--tour]
+//   tools/cluster/cluster.sh run -- "$(readlink -f bazel-bin/chapters/03_collectives/busbw_mpi)"
+//     --cluster        (one command line: inside a node vs across nodes, stage_cluster.cc)
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -50,6 +52,11 @@ int run(int argc, char** argv) {
   const std::size_t max_bytes = static_cast<std::size_t>(options.max_mib) << 20;
   const bool root = comm.rank() == 0;
   if (root) print_machine_load();
+  if (options.cluster) {
+    const stage::TourLines tour = stage::cluster_section(options, comm);
+    if (root) std::printf("%s", tour.c_str());
+    return 0;
+  }
   const std::size_t budget = tour ? (16u << 20) : (256u << 20);
   Table table(
       {"size", "algorithm", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "busbw / MPI_Allreduce"});

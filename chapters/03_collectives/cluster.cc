@@ -61,7 +61,8 @@ ClusterLayout cluster_layout(int world_size) {
 std::string ClusterLayout::describe() const {
   std::ostringstream out;
   out << nodes << " node" << (nodes == 1 ? "" : "s") << " x " << ranks_per_node << " rank"
-      << (ranks_per_node == 1 ? "" : "s") << ", links of " << (rate.empty() ? "?" : rate);
+      << (ranks_per_node == 1 ? "" : "s") << ", "
+      << (rate == "none" ? "unlimited links" : "links of " + (rate.empty() ? "?" : rate));
   if (tcp_bytes_per_s > 0) out << " (raw TCP measured " << fixed(tcp_bytes_per_s / 1e6, 1) << " MB/s)";
   return out.str();
 }

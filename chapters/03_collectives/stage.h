@@ -16,6 +16,10 @@
 
 #include "common/table.h"
 
+namespace book::coll {
+class Communicator;  // communicator.h
+}  // namespace book::coll
+
 namespace book::coll::stage {
 
 /// Which stage is parsing: they share --max-mib and --tour; only the threads stage has --ranks,
@@ -36,6 +40,10 @@ struct StageOptions {
   /// in turns (memcpy, naive, tree, ring, fused ring, memcpy, ...); the table shows the medians
   /// and their spread. 1 … 100.
   int repetitions = 5;
+  /// --cluster (MPI stage only): under tools/cluster/cluster.sh, all-reduce busbw inside a node,
+  /// across nodes and on the whole world instead of the sweep (stage_cluster.cc); --max-mib is 16
+  /// unless given (with --tour: 4, and 3 repetitions).
+  bool cluster = false;
 };
 
 /// The largest --max-mib each stage accepts: 4096 on the CPU stages (a rank holds a few buffers
@@ -75,6 +83,14 @@ TourLines numbers_section(const StageOptions& options, const Measurements& measu
 /// "Tree and naive: latency against bandwidth": the smallest size from which the ring beats the
 /// tree at every larger size too (so one noisy point does not move it), and its tour line.
 TourLines crossover_section(const StageOptions& options, const Measurements& measured);
+
+/// busbw_mpi --cluster: on the namespace cluster (cluster.h; refused with book::Error outside it),
+/// the book's ring and tree and the backend's native all-reduce at a small (4 KiB), a middle and
+/// the largest size, on three placements: inside a node (node 0's ranks), across nodes (one rank
+/// per node) and the whole world; medians of --repetitions rounds taken in turns, the across-node
+/// busbw against the link's rate and the raw TCP ceiling. Rank 0 prints the table and writes
+/// ch03_cluster_busbw.csv; every rank of `world` calls it. Returns the tour lines (rank 0).
+TourLines cluster_section(const StageOptions& options, Communicator& world);
 
 /// "The exact volume": bytes one rank sends in a 1 MiB ring all-reduce, counted (a tour line only).
 TourLines volume_section(const StageOptions& options);

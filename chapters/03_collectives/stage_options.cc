@@ -31,6 +31,16 @@ StageOptions parse_stage_options(BusbwStage stage, int argc, const char* const* 
              "table shows their median and spread")
         .range(1, 100);
   } else {  // declared only to say where the ranks come from
+    if (stage == BusbwStage::kMpi) {
+      flags.add("cluster", &options.cluster,
+                "under tools/cluster/cluster.sh: busbw inside a node, across nodes and on the "
+                "world, against the link's rate (--max-mib 16 unless given)");
+      flags
+          .add("repetitions", &options.repetitions,
+               "with --cluster: rounds of every row, taken in turns; the table shows medians "
+               "and spread")
+          .range(1, 100);
+    }
     flags.add("ranks", &options.ranks, "not here: the ranks are mpirun's processes (-np N)");
   }
   flags.parse(argc, argv);
@@ -39,7 +49,11 @@ StageOptions parse_stage_options(BusbwStage stage, int argc, const char* const* 
         "--ranks is the threads stage's: here the ranks are mpirun's processes, "
         "so write mpirun -np " +
         std::to_string(options.ranks) + " " + program);
-  if (options.tour && !flags.was_set("max-mib"))
+  if (options.cluster && !flags.was_set("max-mib")) options.max_mib = options.tour ? 4 : 16;
+  if (options.cluster && options.tour && !flags.was_set("repetitions")) options.repetitions = 3;
+  if (stage == BusbwStage::kMpi && !options.cluster && flags.was_set("repetitions"))
+    throw UsageError("--repetitions under MPI is --cluster's: add --cluster, or leave it out");
+  if (options.tour && !options.cluster && !flags.was_set("max-mib"))
     options.max_mib = threads ? 1 : stage == BusbwStage::kMpi ? 4 : 64;
   return options;
 }

@@ -1,5 +1,7 @@
 // bazel run -c opt //chapters/05_data_parallel:ddp [-- --tour] [--ranks 1,2,4] [--rungs ...]
 // mpirun -np 2 bazel-bin/chapters/05_data_parallel/ddp --backend mpi   (--help lists the flags)
+// tools/cluster/cluster.sh run -- "$(readlink -f bazel-bin/chapters/05_data_parallel/ddp)"
+//   --backend mpi --cluster   (one line: across the namespace cluster, stage_cluster.cc)
 //
 // Data parallelism, measured: the ladder (per-tensor, flat, buckets, no-sync) at every N, each
 // row held against chapter 4's one-device run; the overlap trace; the scaling model from 8 to 64
@@ -91,6 +93,10 @@ int body(int argc, char** argv) {
     if (world.rank() == 0) {
       book::print_machine_load();
       print_header(options, world.size());
+    }
+    if (options.cluster) {
+      cluster_analysis(options, world);
+      return 0;
     }
     const auto rows = run_ladder_mpi(options, world);
     if (world.rank() == 0) report_ladder(options, rows);

@@ -24,6 +24,12 @@ DdpOptions resolve(const DdpOptions& options, int world_size) {
   BOOK_CHECK(out.bucket_bytes > 0,
              "bucket size 0 bytes: a bucket must hold at least one element; "
              "PyTorch's default is 25 MiB (bucket_cap_mb=25)");
+  const int per_node = out.hierarchical_ranks_per_node;
+  BOOK_CHECK(per_node == 0 || (per_node >= 1 && world_size % per_node == 0),
+             "hierarchical gradient sync: nodes of "
+                 << per_node << " ranks do not divide the world of " << world_size
+                 << " ranks; give a divisor of " << world_size
+                 << " (the ranks per node), or 0 for one flat all-reduce");
   BOOK_CHECK(!out.faults.skip_accumulation_mean || t.accumulation >= 2,
              "fault skip_accumulation_mean needs accumulation >= 2 (at 1 there is no mean to "
              "forget), got accumulation "
@@ -60,6 +66,7 @@ std::uint64_t fingerprint(const DdpOptions& options) {
   put(static_cast<int>(options.rung));
   put(static_cast<std::uint64_t>(options.bucket_bytes));
   put(static_cast<int>(options.algorithm));
+  put(options.hierarchical_ranks_per_node);
   return train::fnv1a64(bytes);
 }
 

@@ -49,12 +49,17 @@ struct DdpOptions {
   Rung rung = Rung::kNoSync;                           ///< how gradients are synchronised
   std::size_t bucket_bytes = kPyTorchBucketBytes;      ///< bucket cap (rungs 3 and 4)
   coll::Algorithm algorithm = coll::Algorithm::kRing;  ///< of every gradient all-reduce
+  /// 0: every gradient all-reduce is one all-reduce over all ranks. g ≥ 1: each is a
+  /// hierarchical_all_reduce (hierarchical.h) over nodes of g consecutive ranks: reduce-scatter
+  /// inside the node, all-reduce of 1/g across nodes, all-gather inside the node. The same mean,
+  /// summed in another order: equal to the flat sync within rounding, not bit for bit.
+  int hierarchical_ranks_per_node = 0;
   FaultInjection faults;                               ///< off by default
 };
 
 /// `options` with the task's vocabulary and context filled in (as chapter 4's Trainer does), after
 /// checking everything a run of `world_size` ranks needs: the global micro-batch divisible by the
-/// ranks, a bucket size of at least one byte, a training precision, a valid schedule. Throws
+/// ranks, a bucket size of at least one byte, nodes of a hierarchical sync that divide the ranks, a training precision, a valid schedule. Throws
 /// book::Error saying which value is wrong and what would do.
 DdpOptions resolve(const DdpOptions& options, int world_size);
 

@@ -119,10 +119,21 @@ DdpTrainer::DdpTrainer(coll::Communicator& comm, const DdpOptions& options)
     async_ = std::make_unique<coll::AsyncCommunicator>(comm_);  // its lane is "comm"
     reducer_ = std::make_unique<BucketReducer>(
         buckets_, [this](std::size_t i, const FlatRange& b) { return launch_bucket(i, b); });
+    if (options_.hierarchical_ranks_per_node > 0)  // the thread's groups, split on the thread
+      async_
+          ->submit("split by node",
+                   [this](coll::Communicator& comm) {
+                     nodes_ = std::make_unique<NodeGroups>(
+                         split_by_node(comm, options_.hierarchical_ranks_per_node));
+                   })
+          .wait();
   } else {
     grad_comm_ = comm_.split(0, comm_.rank());
     grad_comm_->set_group_name(comm_.group() + "/gradients");
     grad_comm_->set_trace(trace_from->trace(), "comm", comm_.trace_track());
+    if (options_.hierarchical_ranks_per_node > 0)
+      nodes_ = std::make_unique<NodeGroups>(
+          split_by_node(*grad_comm_, options_.hierarchical_ranks_per_node));
   }
 }
 
@@ -168,6 +179,12 @@ coll::Counters DdpTrainer::gradient_counters() const {
     sum.bytes_sent += a.bytes_sent, sum.bytes_received += a.bytes_received;
     sum.messages_sent += a.messages_sent, sum.messages_received += a.messages_received;
   }
+  if (nodes_)
+    for (const coll::Communicator* group : {nodes_->intra.get(), nodes_->inter.get()}) {
+      const coll::Counters& c = group->counters();
+      sum.bytes_sent += c.bytes_sent, sum.bytes_received += c.bytes_received;
+      sum.messages_sent += c.messages_sent, sum.messages_received += c.messages_received;
+    }
   return sum;
 }
 
@@ -214,11 +231,18 @@ coll::CollectiveHandle DdpTrainer::launch_bucket(std::size_t index, const FlatRa
       Trace::Span delay(comm.trace(), comm.trace_track(), "comm", "injected link delay", "delay");
       sleep_for_link(data.size_bytes());
     }
-    comm.all_reduce(data, coll::ReduceOp::kAvg, options_.algorithm);
+    all_reduce_gradients(comm, data);
     bucket_seconds_[index] = timer.seconds();
   });
 }
 //! [launch_bucket]
+
+void DdpTrainer::all_reduce_gradients(coll::Communicator& comm, std::span<float> data) {
+  if (nodes_)
+    hierarchical_all_reduce(*nodes_, data, coll::ReduceOp::kAvg, options_.algorithm);
+  else
+    comm.all_reduce(data, coll::ReduceOp::kAvg, options_.algorithm);
+}
 
 //! [ddp_step]
 train::StepResult DdpTrainer::step() {
@@ -269,11 +293,23 @@ void DdpTrainer::synchronize_gradients(bool last) {
   switch (options_.rung) {
     case Rung::kPerTensor:
       for (const FlatRange& t : tensors_) sleep_for_link(t.size() * sizeof(float));
-      times_.collectives += all_reduce_per_tensor(*grad_comm_, grads, tensors_, options_.algorithm);
+      if (nodes_) {
+        for (const FlatRange& t : tensors_)
+          all_reduce_gradients(*grad_comm_, grads.subspan(t.begin, t.size()));
+        times_.collectives += static_cast<std::int64_t>(tensors_.size());
+      } else {
+        times_.collectives +=
+            all_reduce_per_tensor(*grad_comm_, grads, tensors_, options_.algorithm);
+      }
       break;
     case Rung::kFlat:
       sleep_for_link(grads.size_bytes());
-      times_.collectives += all_reduce_flat(*grad_comm_, grads, options_.algorithm);
+      if (nodes_) {
+        all_reduce_gradients(*grad_comm_, grads);
+        times_.collectives += 1;
+      } else {
+        times_.collectives += all_reduce_flat(*grad_comm_, grads, options_.algorithm);
+      }
       break;
     case Rung::kBuckets:
     case Rung::kNoSync:

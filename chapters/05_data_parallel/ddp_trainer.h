@@ -19,7 +19,9 @@
 ///
 /// Communicators: the caller's (`comm`) carries the checks, the loss and the checkpoints' barriers;
 /// gradients go over a group split off it (rungs 1–2, on this thread) or an AsyncCommunicator's
-/// (rungs 3–4, on the communication thread), so their counters hold gradient bytes only.
+/// (rungs 3–4, on the communication thread), so their counters hold gradient bytes only. With
+/// DdpOptions::hierarchical_ranks_per_node, that group is further split into nodes
+/// (split_by_node) and every gradient all-reduce is hierarchical_all_reduce.
 /// Traces: set a book::Trace on `comm` before building the trainer; the step's pieces go to lane
 /// "compute" of the rank's track and the gradient collectives to lane "comm".
 #pragma once
@@ -39,6 +41,7 @@
 #include "chapters/04_training_baseline/step.h"
 #include "chapters/04_training_baseline/trainer.h"
 #include "chapters/05_data_parallel/ddp_options.h"
+#include "chapters/05_data_parallel/hierarchical.h"
 #include "chapters/05_data_parallel/reducer.h"
 #include "chapters/05_data_parallel/sampler.h"
 #include "common/rng.h"
@@ -128,6 +131,8 @@ class DdpTrainer : private train::StepParts {
   bool unscale_gradients(float loss_scale) override;
   double clip_and_update(float lr) override;
   coll::CollectiveHandle launch_bucket(std::size_t index, const FlatRange& bucket);
+  // One gradient all-reduce (mean over ranks) on `comm`: flat, or hierarchical over nodes_.
+  void all_reduce_gradients(coll::Communicator& comm, std::span<float> data);
   void sleep_for_link(std::size_t bytes) const;
 
   coll::Communicator& comm_;
@@ -146,6 +151,9 @@ class DdpTrainer : private train::StepParts {
   std::unique_ptr<coll::Communicator> grad_comm_;   // rungs 1–2
   std::unique_ptr<coll::AsyncCommunicator> async_;  // rungs 3–4
   std::unique_ptr<BucketReducer> reducer_;          // rungs 3–4
+  // hierarchical sync only: split from the gradient communicator (rungs 1–2: grad_comm_, on this
+  // thread; rungs 3–4: the communication thread's, on that thread)
+  std::unique_ptr<NodeGroups> nodes_;
   std::vector<double> bucket_seconds_;              // written by the comm thread
   StepTimes times_;
   std::int64_t step_ = 0;

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "chapters/03_collectives/threads.h"
+#include "chapters/04_training_baseline/checkpoint.h"
 #include "chapters/05_data_parallel/ddp_trainer.h"
 #include "common/check.h"
 
@@ -18,7 +19,24 @@ RestartReport train_with_restarts(const RestartOptions& options) {
                  << options.steps << ", " << options.checkpoint_every << ", "
                  << options.max_restarts);
   BOOK_CHECK(!options.checkpoint_path.empty(), "train_with_restarts: no checkpoint path given");
-  std::filesystem::remove(options.checkpoint_path);  // start from scratch, not from an old run
+  // Start from scratch, not from an old run: an earlier run's checkpoint is removed, but only a
+  // checkpoint (chapter 4's reader verifies it): anything else at the path is refused, not deleted.
+  const std::string& path = options.checkpoint_path;
+  std::error_code error;
+  const auto status = std::filesystem::symlink_status(path, error);
+  if (std::filesystem::exists(status)) {
+    BOOK_CHECK(std::filesystem::is_regular_file(status),
+               "train_with_restarts: the checkpoint path " << path << " is a folder or another "
+                                                             "non-file; name a file path");
+    try {
+      const train::CheckpointReader earlier(path);
+    } catch (const Error& why) {
+      BOOK_CHECK(false, "train_with_restarts: " << path << " is not a checkpoint this run may "
+                                                << "replace (" << why.what()
+                                                << "); move it or name another path");
+    }
+    std::filesystem::remove(path);
+  }
   RestartReport report;
   report.losses.assign(static_cast<std::size_t>(options.steps), 0.0f);
   DdpOptions ddp = options.ddp;

@@ -12,6 +12,7 @@
 
 #include "chapters/03_collectives/communicator.h"
 #include "chapters/05_data_parallel/ddp_options.h"
+#include "chapters/05_data_parallel/scaling_model.h"
 
 namespace book::ddp::stage {
 
@@ -32,6 +33,10 @@ struct StageOptions {
   std::int64_t bucket_kib = 256;  ///< bucket cap (the model's 3 MiB of gradients in ~13 buckets)
   bool analysis = true;    ///< after the ladder: trace, scaling, bottlenecks, uneven, stability
   std::string trace_file;  ///< where the overlap trace goes (default: results folder)
+  /// --cluster (MPI backend only): under tools/cluster/cluster.sh, the cluster analysis
+  /// (stage_cluster.cc) instead of the ladder; rungs flat and no-sync, 6 steps after 1 warm-up,
+  /// unless given.
+  bool cluster = false;
 };
 
 /// Parses the command line; `--tour` shortens everything it does not set. Throws
@@ -94,6 +99,24 @@ void uneven_work(const StageOptions& options);
 /// A rank that fails, the restart from the last checkpoint, the weights compared; the refusal
 /// of mismatched ranks.
 void stability_demo(const StageOptions& options);
+
+/// ddp --backend mpi --cluster, every rank of `world` (the MPI world cluster.sh started; refused
+/// with book::Error outside the cluster): flat against hierarchical all-reduce at the model's
+/// gradient size and 4x it (time and cross-node bytes, counted and checked against the formulas);
+/// the link's α-β from ping-pongs across and inside a node; DDP on one node (its ranks; every node
+/// trains its own copy at once, as the nodes share this machine's cores) against the whole world
+/// (flat, then hierarchical gradient sync) at the same global batch, with the scaling efficiency and
+/// the α-β model's step time beside each; the world run's losses against the same run on thread
+/// ranks. Rank 0 prints the tables and writes ch05_cluster_*.csv.
+void cluster_analysis(const StageOptions& options, coll::Communicator& world);
+
+/// The GPU cluster the scaling model extrapolates to: H100 SXM, 8 per node, NVLink inside and one
+/// 400 Gb/s InfiniBand NIC per GPU across (figures and sources in the README).
+Cluster h100_cluster(bool hierarchical);
+
+/// A GPT of `d_model` x `layers` (vocab 50257, context 2048) on H100s at `global_batch`
+/// sequences: BF16 gradients in 25 MiB buckets, 40% of the dense BF16 peak, AdamW on every GPU.
+Workload gpt_workload(int d_model, int layers, double global_batch);
 
 /// "3.1 MiB", "512 KiB".
 std::string mib(double bytes);

@@ -29,7 +29,19 @@ StageOptions parse_stage_options(int argc, const char* const* argv) {
   flags.add("analysis", &o.analysis,
             "after the ladder: trace, scaling model, bottlenecks, uneven work, stability");
   flags.add("trace", &o.trace_file, "the overlap trace's file (default: results/ch05_trace.json)");
+  flags.add("cluster", &o.cluster,
+            "under tools/cluster/cluster.sh (with --backend mpi): flat vs hierarchical all-reduce, "
+            "the link's alpha-beta, DDP on 1 node vs all nodes, losses vs thread ranks");
   flags.parse(argc, argv);
+  if (o.cluster && o.backend != "mpi")
+    throw UsageError(
+        "--cluster measures across the namespace cluster's MPI processes: add --backend mpi and "
+        "run it as tools/cluster/cluster.sh run -- PROGRAM --backend mpi --cluster");
+  if (o.cluster) {
+    if (!flags.was_set("rungs")) rungs = {"flat", "no-sync"};
+    if (!flags.was_set("steps")) o.steps = 6;
+    if (!flags.was_set("warmup")) o.warmup = 1;
+  }
   o.rungs.clear();
   for (const std::string& name : rungs) o.rungs.push_back(parse_rung(name));
   if (o.tour) {

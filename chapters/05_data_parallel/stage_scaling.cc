@@ -36,14 +36,16 @@ double time_all_reduce(int n, std::size_t bytes, int repeats) {
   return times[times.size() / 2];
 }
 
-// The GPU cluster the model is run for, with its sources (README, "The model's figures").
+}  // namespace
+
+// The sources of these figures: the README, "The model's figures".
 Cluster h100_cluster(bool hierarchical) {
   // NVLink 4 on an H100 SXM: 900 GB/s in total, 450 GB/s each way (NVIDIA H100 datasheet); one
   // 400 Gb/s NDR InfiniBand NIC per GPU (DGX H100): 50 GB/s. Latencies: order-of-magnitude figures.
   return {{5e-6, 450e9}, {10e-6, 50e9}, 8, hierarchical};
 }
 
-// A GPT of `d_model` × `layers` (vocab 50257, context 2048): the 1.3B shape of GPT-3 XL at 2048.
+// The 1.3B shape of GPT-3 XL at 2048 is gpt_workload(2048, 24, ...).
 Workload gpt_workload(int d_model, int layers, double global_batch) {
   train::Config c;
   c.vocab_size = 50257, c.context = 2048, c.n_layer = layers, c.n_head = d_model / 128,
@@ -59,8 +61,6 @@ Workload gpt_workload(int d_model, int layers, double global_batch) {
   w.replicated_s = 28.0 * static_cast<double>(c.parameter_count()) / 3.35e12;
   return w;
 }
-
-}  // namespace
 
 void scaling_analysis(const StageOptions& options, const std::vector<LadderRow>& rows) {
   std::cout << "\n## Why 8 -> 64 ranks may not scale: the alpha-beta step-time model\n\n";

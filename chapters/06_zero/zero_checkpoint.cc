@@ -1,12 +1,16 @@
-// Sharded checkpoints of a ZeRO run: each rank writes its pieces, rank 0 a manifest with the
-// shards' checksums; a run on any N and stage (ZeRO-3 too) reads them back through reshard (the
-// exercise).
+// Sharded checkpoints of a ZeRO run: each rank writes its pieces under a new generation's name,
+// rank 0 commits a manifest with the shards' checksums by one atomic rename; a run on any N and
+// stage (ZeRO-3 too) reads them back through reshard (the exercise).
 #include <algorithm>
+#include <atomic>
 #include <bit>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <regex>
 
 #include "chapters/04_training_baseline/checkpoint.h"
 #include "chapters/04_training_baseline/checkpoint_checks.h"
@@ -19,12 +23,21 @@
 namespace book::zero {
 namespace {
 
+namespace fs = std::filesystem;
+
 std::int32_t precision_code(DType precision) {  // chapter 4's codes: 0 f32, 1 bf16, 2 f16
   return precision == DType::kF32 ? 0 : precision == DType::kBF16 ? 1 : 2;
 }
 
-std::string shard_path(const std::string& dir, int rank) {
-  return dir + "/shard-" + std::to_string(rank) + ".ckpt";
+std::string shard_path(const std::string& dir, int rank, std::int64_t generation) {
+  return dir + "/shard-" + std::to_string(rank) + ".g" + std::to_string(generation) + ".ckpt";
+}
+
+// The generation a shard file (or its temporary) belongs to, or 0 for any other name.
+std::int64_t generation_of(const std::string& name) {
+  static const std::regex pattern(R"(shard-\d+\.g(\d+)\.ckpt(\.tmp)?)");
+  std::smatch m;
+  return std::regex_match(name, m, pattern) ? std::stoll(m[1].str()) : 0;
 }
 
 std::uint64_t file_checksum(const std::string& path) {
@@ -41,19 +54,118 @@ struct ShardData {
   std::vector<float> master, m, v;
 };
 
+std::atomic<int> crash_point{static_cast<int>(SaveCrashPoint::kNone)};
+
+void crash_if_at(SaveCrashPoint point) {
+  if (crash_point.load() == static_cast<int>(point)) std::_Exit(kSaveCrashExitCode);
+}
+
+// One part of a save that each rank (or rank 0) does, run so that a failure is caught and shared:
+// every rank all-gathers (succeeded, value) from every rank, so no rank waits for one that threw.
+// Returns the values; throws book::Error on every rank, naming the ranks that failed (and, on a
+// failing rank, its own reason), after `undo` has run on rank 0.
+struct Outcome {
+  bool ok = true;
+  double value = 0;  // a number the part produced (a checksum's bits, a generation)
+  std::string error;
+};
+
+std::vector<double> share(coll::Communicator& comm, const Outcome& mine, const std::string& what,
+                          const std::function<void()>& undo) {
+  const double part[2] = {mine.ok ? 1.0 : 0.0, mine.value};
+  std::vector<double> all(2 * static_cast<std::size_t>(comm.size()));
+  comm.all_gather(std::span<const double>(part, 2), std::span<double>(all));
+  std::string failed;
+  std::vector<double> values;
+  for (int r = 0; r < comm.size(); ++r) {
+    if (all[2 * r] == 0) failed += (failed.empty() ? "" : ", ") + std::to_string(r);
+    values.push_back(all[2 * r + 1]);
+  }
+  if (failed.empty()) return values;
+  if (comm.rank() == 0 && undo) undo();
+  BOOK_CHECK(false, what << " failed on rank " << failed
+                         << (mine.ok ? "" : " (here: " + mine.error + ")")
+                         << "; the checkpoint committed before it is untouched");
+  return values;
+}
+
+template <typename Fn>
+Outcome attempt(Fn&& fn) {
+  Outcome out;
+  try {
+    out.value = fn();
+  } catch (const std::exception& e) {  // book::Error, and the filesystem's own
+    out.ok = false;
+    out.error = e.what();
+  }
+  return out;
+}
+
 }  // namespace
+
+void crash_sharded_save_at(SaveCrashPoint point) { crash_point.store(static_cast<int>(point)); }
+
+void verify_sharded_checkpoint(const std::string& dir) {
+  const train::CheckpointReader manifest(dir + "/manifest.ckpt");
+  const auto generation = manifest.read_value<std::int64_t>("generation");
+  const auto shards = manifest.read_value<std::int32_t>("shards");
+  BOOK_CHECK(shards >= 1 && manifest.get("shard_checksums").size() ==
+                                static_cast<std::size_t>(shards) * sizeof(std::uint64_t),
+             "sharded checkpoint " << dir << ": the manifest's shard count and checksums disagree");
+  std::vector<std::uint64_t> checksums(static_cast<std::size_t>(shards));
+  manifest.read_array<std::uint64_t>("shard_checksums", std::span<std::uint64_t>(checksums));
+  for (int r = 0; r < shards; ++r) {
+    const std::string path = shard_path(dir, r, generation);
+    BOOK_CHECK(fs::exists(path), "sharded checkpoint " << dir << ": shard " << r << " of "
+                                                       << shards << " (" << path << ") is missing");
+    BOOK_CHECK(file_checksum(path) == checksums[r],
+               "sharded checkpoint " << dir << ": shard " << r << " (" << path
+                                     << ") is corrupted: its checksum differs from the manifest's");
+    const train::CheckpointReader shard(path);
+  }
+}
+
+std::string committed_shard_path(const std::string& dir, int rank) {
+  const train::CheckpointReader manifest(dir + "/manifest.ckpt");
+  return shard_path(dir, rank, manifest.read_value<std::int64_t>("generation"));
+}
 
 //! [zero_save]
 void save_sharded(const std::string& dir, const ShardedState& s) {
   coll::Communicator& comm_ = *s.comm;
   const ShardPlan& plan_ = *s.plan;
   std::vector<train::AdamWState>& adam_ = *s.adam;
-  if (comm_.rank() == 0) std::filesystem::create_directories(dir);
-  comm_.barrier();
+  const std::string what = "sharded save into " + (dir.empty() ? "''" : dir);
+  // 1. Rank 0 prepares the folder and picks the next generation: one above any shard file there,
+  //    committed or left by a killed save, so the new files never overwrite the committed ones.
+  //    (Rank 0 alone looks: the others learn the generation from it.)
+  const Outcome prepared = attempt([&]() -> double {
+    if (comm_.rank() != 0) return 0;
+    BOOK_CHECK(!dir.empty(), "the checkpoint folder is empty: name a folder");
+    BOOK_CHECK(!fs::exists(dir) || fs::is_directory(dir),
+               dir << " is a file, not a folder: name a folder for the shards and the manifest");
+    fs::create_directories(dir);
+    std::int64_t last = 0;  // of whole shard files; a killed save's temporary is overwritten
+    for (const auto& entry : fs::directory_iterator(dir))
+      if (entry.path().extension() != ".tmp")
+        last = std::max(last, generation_of(entry.path().filename().string()));
+    return static_cast<double>(last + 1);
+  });
+  const auto generation =
+      static_cast<std::int64_t>(share(comm_, prepared, what + ": preparing the folder", {})[0]);
+  crash_if_at(SaveCrashPoint::kAfterPrepare);
+  const auto remove_generation = [&] {  // rank 0, after a failure: the new files, best effort
+    std::error_code ignored;
+    for (const auto& entry : fs::directory_iterator(dir, ignored))
+      if (generation_of(entry.path().filename().string()) == generation)
+        fs::remove_all(entry.path(), ignored);
+  };
+
+  // 2. Every writing rank writes its shard under the new generation's name.
   const bool writer = !s.replicated || comm_.rank() == 0;
   const int shards = s.replicated ? 1 : comm_.size();
-  double checksum = 0;  // the file's FNV-1a, as the bits of a double (all_gather copies bytes)
-  if (writer) {
+  const Outcome written = attempt([&]() -> double {
+    if (!writer) return 0;
     ShardData data;
     for (std::size_t i = 0; i < plan_.pieces.size(); ++i) {
       const ddp::FlatRange& p = plan_.pieces[i];
@@ -68,18 +180,26 @@ void save_sharded(const std::string& dir, const ShardedState& s) {
     out.add_array<float>("master", data.master);
     out.add_array<float>("adam_m", data.m);
     out.add_array<float>("adam_v", data.v);
-    out.write_atomically(shard_path(dir, comm_.rank()));
-    checksum = std::bit_cast<double>(file_checksum(shard_path(dir, comm_.rank())));
-  }
-  std::vector<double> all(static_cast<std::size_t>(comm_.size()));
-  comm_.all_gather(std::span<const double>(&checksum, 1), std::span<double>(all));
-  if (comm_.rank() == 0) {  // written last: a manifest means every shard it names is complete
+    const std::string path = shard_path(dir, comm_.rank(), generation);
+    out.write_atomically(path);
+    return std::bit_cast<double>(file_checksum(path));  // FNV-1a's bits (all_gather copies bytes)
+  });
+  const std::vector<double> checksums_bits =
+      share(comm_, written, what + ": writing the shards", remove_generation);
+  crash_if_at(SaveCrashPoint::kAfterShards);
+
+  // 3. The commit: rank 0's manifest, renamed into place by write_atomically. Before the rename
+  //    the folder loads as the previous checkpoint; after it, as this one.
+  const Outcome committed = attempt([&]() -> double {
+    if (comm_.rank() != 0) return 0;
     std::vector<std::uint64_t> checksums;
-    for (int r = 0; r < shards; ++r) checksums.push_back(std::bit_cast<std::uint64_t>(all[r]));
+    for (int r = 0; r < shards; ++r)
+      checksums.push_back(std::bit_cast<std::uint64_t>(checksums_bits[r]));
     train::CheckpointWriter out;
     out.add_value("config", s.options->train.model);
     out.add_value("precision", precision_code(s.options->train.precision));
     out.add_value("parameters", static_cast<std::uint64_t>(plan_.total));
+    out.add_value("generation", generation);
     out.add_value("shards", static_cast<std::int32_t>(shards));
     out.add_array<std::uint64_t>("shard_checksums", checksums);
     out.add_value("step", *s.step);
@@ -88,8 +208,19 @@ void save_sharded(const std::string& dir, const ShardedState& s) {
     out.add_value("loss_scale", s.scaler->scale());
     out.add_value("loss_scale_clean_steps", static_cast<std::int32_t>(s.scaler->clean_steps()));
     out.write_atomically(dir + "/manifest.ckpt");
+    return 0;
+  });
+  share(comm_, committed, what + ": committing the manifest", remove_generation);
+  crash_if_at(SaveCrashPoint::kAfterCommit);
+
+  // 4. Only now the older generations go (and what killed saves left).
+  if (comm_.rank() == 0) {
+    std::error_code ignored;
+    for (const auto& entry : fs::directory_iterator(dir, ignored)) {
+      const std::int64_t g = generation_of(entry.path().filename().string());
+      if (g != 0 && g != generation) fs::remove_all(entry.path(), ignored);
+    }
   }
-  comm_.barrier();  // nobody reads it before it exists
 }
 //! [zero_save]
 
@@ -124,12 +255,15 @@ void load_sharded(const std::string& dir, const ShardedState& s) {
   BOOK_CHECK(shards >= 1 && checksum_bytes == static_cast<std::size_t>(shards) * 8,
              what << ": the manifest names " << shards << " shards and holds " << checksum_bytes / 8
                   << " checksums; it was not written by save_sharded, save again");
+  const auto generation = manifest.read_value<std::int64_t>("generation");
+  BOOK_CHECK(generation >= 1, what << ": the manifest names generation " << generation
+                                   << "; it was not written by save_sharded, save again");
   std::vector<std::uint64_t> checksums(static_cast<std::size_t>(shards));
   manifest.read_array<std::uint64_t>("shard_checksums", std::span<std::uint64_t>(checksums));
   std::vector<ShardData> data(checksums.size());
   std::vector<SavedPiece> saved;
   for (int r = 0; r < shards; ++r) {
-    const std::string path = shard_path(dir, r);
+    const std::string path = shard_path(dir, r, generation);
     BOOK_CHECK(std::filesystem::exists(path), "sharded checkpoint " << dir << ": shard " << r
                                                                     << " of " << shards << " ("
                                                                     << path << ") is missing");

@@ -81,9 +81,40 @@ struct ShardedState {
   bool replicated = false;  ///< stage 0: every rank holds everything, rank 0 alone writes
 };
 
-/// ZeroTrainer::save's body: each writing rank's `shard-<r>.ckpt`, then rank 0's manifest.
-/// Collective.
+/// ZeroTrainer::save's body, atomic as a whole (the way PyTorch's distributed checkpoint and
+/// Orbax make sharded saves safe): rank 0 picks the next *generation* g (one above any shard file
+/// in `dir`); each writing rank writes `shard-<r>.g<g>.ckpt` under a new name, never over the
+/// committed one; every rank learns whether every write succeeded; only then rank 0 writes
+/// `manifest.ckpt` (naming g and the shards' checksums) with chapter 4's write_atomically, whose
+/// rename is the one commit point; after it, rank 0 removes the other generations' files. A save
+/// that fails on any rank, or a process killed at any point before the rename, leaves the
+/// previous checkpoint loadable bit for bit; every rank throws book::Error naming the ranks that
+/// failed (a rank whose write fails still takes part, so nobody waits for it). Refuses an empty
+/// `dir` and a `dir` that is a file. Collective.
 void save_sharded(const std::string& dir, const ShardedState& state);
+
+/// Reads the committed sharded checkpoint in `dir` back without a run: its manifest and every
+/// shard it names (present, its checksum the manifest's, chapter 4's reader's checks). Files a
+/// killed save left beside them are not part of it and not read. Throws book::Error naming what
+/// does not verify. For a supervisor choosing the newest checkpoint that verifies.
+void verify_sharded_checkpoint(const std::string& dir);
+
+/// The committed shard `rank` of the sharded checkpoint in `dir` (from its manifest's generation):
+/// what a test damages, or a tool copies. Throws book::Error when `dir` has no readable manifest.
+std::string committed_shard_path(const std::string& dir, int rank);
+
+/// Where a sharded save is made to die, for the tests of its atomicity: the process exits at once
+/// (std::_Exit(kSaveCrashExitCode)), with no cleanup, as a machine losing power would.
+enum class SaveCrashPoint {
+  kNone,           ///< never (the default)
+  kAfterPrepare,   ///< rank 0 has made the folder and chosen the generation; no shard written
+  kAfterShards,    ///< every shard of the new generation written; manifest not yet
+  kAfterCommit,    ///< the manifest renamed into place; the old generation not yet removed
+};
+/// The exit code of a save killed by the seam.
+inline constexpr int kSaveCrashExitCode = 86;
+/// A seam for tests: the next sharded saves in this process die at `point` (kNone cancels).
+void crash_sharded_save_at(SaveCrashPoint point);
 /// ZeroTrainer::load's body, up to the weights' all-gather: checks the manifest and every shard
 /// (naming a missing or corrupted one, a shard count or piece the files cannot hold, and chapter
 /// 4's checks: counts a run can reach, finite weights and moments, a data stream that is not all
@@ -124,10 +155,11 @@ class ZeroTrainer : private train::StepParts {
   /// and checkpoints; FP32 traffic not counted in last_counts()). Collective.
   std::vector<float> master_weights();
   /// Writes a sharded checkpoint into folder `dir` (created if missing): each rank that owns
-  /// pieces writes `shard-<r>.ckpt` (its pieces of the master weights and of Adam's moments;
-  /// stage 0: rank 0 alone, every rank holds everything), atomically in chapter 4's format; then
-  /// rank 0 writes `manifest.ckpt` (model, precision, step, data stream, loss scale, the number of
-  /// shards and each shard file's FNV-1a checksum). Collective.
+  /// pieces writes `shard-<r>.g<generation>.ckpt` (its pieces of the master weights and of Adam's
+  /// moments; stage 0: rank 0 alone, every rank holds everything) in chapter 4's format; then
+  /// rank 0 commits `manifest.ckpt` (model, precision, step, data stream, loss scale, the
+  /// generation, the number of shards and each shard file's FNV-1a checksum). Atomic as a whole:
+  /// a failed or killed save leaves the previous checkpoint (save_sharded). Collective.
   void save(const std::string& dir);
   /// Reads a sharded checkpoint written by any number of ranks at any stage of the same model and
   /// precision: every rank reads the manifest and every shard (a teaching loader: a production

@@ -19,8 +19,9 @@ void MoeConfig::validate() const {
              "MoeConfig: capacity_factor " << capacity_factor
                                            << " must be positive and finite (1.0 is an even "
                                               "split; 1.25 is usual)");
-  BOOK_CHECK(aux_loss_weight >= 0,
-             "MoeConfig: aux_loss_weight " << aux_loss_weight << " must be >= 0");
+  BOOK_CHECK(aux_loss_weight >= 0 && std::isfinite(aux_loss_weight),
+             "MoeConfig: aux_loss_weight " << aux_loss_weight
+                                           << " must be >= 0 and finite (Switch uses 0.01)");
 }
 
 int MoeConfig::capacity(int tokens) const {

@@ -33,8 +33,9 @@ std::vector<int> even_boundaries(int layers, int parts);
 /// `stages` stages, each at least one layer, that minimises the largest stage cost, where the
 /// first stage also pays `embed_cost` and the last `head_cost`. Dynamic programming over
 /// (layers used, stages used): best[k][i] = min over j of max(best[k−1][j], cost of layers
-/// [j, i)); O(p·n²). Throws book::Error for stages < 1, fewer layers than stages (naming both) or
-/// a negative or non-finite cost (naming its index).
+/// [j, i)); O(p·n²). Throws book::Error for stages < 1, fewer layers than stages (naming both), a
+/// negative or non-finite cost (naming its index), or costs whose sum (with the embedding's and
+/// the head's) overflows a double.
 /// \exercise{pp.partition_layers}
 Partition partition_layers(std::span<const double> layer_costs, int stages, double embed_cost = 0,
                            double head_cost = 0);

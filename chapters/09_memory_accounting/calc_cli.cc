@@ -53,10 +53,12 @@ CalcRequest parse_calc_flags(int argc, char** argv) {
   } else {
     s.shape = preset(model);
   }
-  // A flag the user gave (non-zero) overrides; 0 means "the preset's".
-  const auto take = [](int given, int& field, const char* flag) {
-    BOOK_CHECK(given >= 0, flag << " must be positive, got " << given);
-    if (given > 0) field = given;
+  // A flag the user gave overrides the preset's value; it must be positive (an explicit 0 used to
+  // leave the preset's value in place, silently).
+  const auto take = [&flags](int given, int& field, const char* flag) {
+    if (!flags.was_set(flag + 2)) return;
+    BOOK_CHECK(given > 0, flag << " must be positive, got " << given);
+    field = given;
   };
   take(layers, s.shape.n_layer, "--layers");
   take(d_model, s.shape.d_model, "--d-model");

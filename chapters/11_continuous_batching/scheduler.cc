@@ -109,23 +109,27 @@ StepPlan Scheduler::schedule() {
              "Scheduler::schedule: " << state_.waiting.size() << " waiting and "
                                      << state_.running.size()
                                      << " running, but the step plans nothing (a scheduler bug)");
+  awaiting_record_ = true;
   return plan;
 }
 //! [swap_schedule]
 
 void Scheduler::record(const StepPlan& plan, std::span<const int> sampled) {
+  // Checked before anything changes: a second record of one plan used to add a token to every
+  // sampling request without a model step.
+  BOOK_CHECK(awaiting_record_, "Scheduler::record: no plan awaits its results (record was "
+                               "called twice for one plan, or before schedule())");
+  const auto sampling = static_cast<std::size_t>(std::count_if(
+      plan.chunks.begin(), plan.chunks.end(), [](const ScheduledChunk& c) { return c.samples; }));
+  BOOK_CHECK(sampling == sampled.size(), "Scheduler::record: " << sampled.size()
+                                                               << " sampled tokens for "
+                                                               << sampling << " sampling chunks");
+  awaiting_record_ = false;
   std::size_t next = 0;
   for (const ScheduledChunk& chunk : plan.chunks) {
     blocks_.mark_computed(chunk.id, chunk.start + chunk.count);
-    if (!chunk.samples) continue;
-    BOOK_CHECK(next < sampled.size(), "Scheduler::record: " << sampled.size()
-                                                            << " sampled tokens for a plan with "
-                                                               "more sampling chunks");
-    state_.sequences.at(chunk.id).tokens.push_back(sampled[next++]);
+    if (chunk.samples) state_.sequences.at(chunk.id).tokens.push_back(sampled[next++]);
   }
-  BOOK_CHECK(next == sampled.size(), "Scheduler::record: " << sampled.size()
-                                                           << " sampled tokens for " << next
-                                                           << " sampling chunks");
 }
 
 void Scheduler::append_tokens(RequestId id, std::span<const int> tokens) {

@@ -61,7 +61,8 @@ class Scheduler {
   StepPlan schedule();
   /// Applies a step's results: every chunk's positions are now in the cache, and each sampling
   /// chunk's request gets its token (`sampled` holds them in the plan's order of sampling
-  /// chunks). Throws book::Error if the count differs.
+  /// chunks). Once per schedule(): throws book::Error, changing nothing, if no plan awaits its
+  /// results (a second record of one plan) or if the count differs.
   void record(const StepPlan& plan, std::span<const int> sampled);
   /// Speculative decoding (chapter 13): after record(), appends `tokens` to running request `id`:
   /// the tokens a verification pass decided beyond the one record() gave it. The block manager
@@ -106,6 +107,7 @@ class Scheduler {
   PreemptionStats stats_;
   std::map<RequestId, SwapCopy> swapped_;  // by id: arrival order, the order they resume in
   std::vector<int> free_host_blocks_;      // the host arena's free list
+  bool awaiting_record_ = false;           // schedule() planned a step record() has not applied
 
   void check_request(const char* who, std::size_t prompt, int max_tokens) const;
   void swap_in_ready(StepPlan& plan);  // resumes swapped requests that fit, before planning

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "chapters/04_training_baseline/checkpoint.h"
+#include "chapters/06_zero/zero_trainer.h"
 #include "common/check.h"
 
 namespace book::prod {
@@ -72,9 +73,7 @@ std::vector<CheckpointOnDisk> verify_checkpoints(const std::string& dir) {
     try {
       const std::string path = checkpoint_file(dir, step);
       if (fs::is_directory(path)) {  // a sharded (ZeRO) checkpoint: its manifest and every shard
-        BOOK_CHECK(fs::exists(fs::path(path) / "manifest.ckpt"), "no manifest in " << path);
-        for (const auto& file : fs::directory_iterator(path))
-          const train::CheckpointReader reader(file.path().string());
+        zero::verify_sharded_checkpoint(path);
       } else {
         const train::CheckpointReader reader(path);
       }

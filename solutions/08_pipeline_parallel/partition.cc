@@ -26,6 +26,8 @@ Partition partition_layers(std::span<const double> layer_costs, int stages, doub
                                           << " must be finite and non-negative");
   std::vector<double> prefix(n + 1, 0);
   for (int i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + layer_costs[i];
+  BOOK_CHECK(std::isfinite(prefix[n] + embed_cost + head_cost),
+             "partition_layers: the costs sum to more than a double holds; scale them down");
   const double inf = std::numeric_limits<double>::infinity();
   // best[k][i]: the smallest largest cost of layers [0, i) in k stages; from[k][i]: its last cut.
   std::vector<std::vector<double>> best(stages + 1, std::vector<double>(n + 1, inf));

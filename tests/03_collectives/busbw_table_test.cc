@@ -101,7 +101,7 @@ TEST(StageOptions, BadCommandLinesAreRefusedWithTheReason) {
   expect_error([] { parse(BusbwStage::kThreads, {"--repetitions=0"}); },
                {"--repetitions must be in 1..100, got 0"});
   expect_error([] { parse(BusbwStage::kMpi, {"--repetitions=3"}); },
-               {"unknown flag --repetitions"});
+               {"--repetitions under MPI is --cluster's"});
   expect_error([] { parse(BusbwStage::kMpi, {"--max-mib=5000"}); },
                {"--max-mib must be in 1..4096, got 5000"});
   EXPECT_THROW(parse(BusbwStage::kThreads, {"--help"}), HelpRequested);

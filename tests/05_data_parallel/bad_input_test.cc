@@ -3,6 +3,8 @@
 // tracks: each check fires before any exercise is called.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -283,6 +285,19 @@ TEST(BadInput, BalancingAndRestartArguments) {
   restart.checkpoint_every = 1;
   restart.checkpoint_path = "";
   expect_error([&] { train_with_restarts(restart); }, "no checkpoint path");
+  // Issue 36: a folder at the path escaped as std::filesystem_error, and any file there was
+  // deleted, checkpoint or not. Both are refused now, and the file is left as it was.
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string base = std::string(tmp ? tmp : "/tmp") + "/restart_paths";
+  std::filesystem::remove_all(base);
+  std::filesystem::create_directories(base + "/folder/inside");
+  restart.checkpoint_path = base + "/folder";
+  expect_error([&] { train_with_restarts(restart); }, "is a folder or another non-file");
+  restart.checkpoint_path = base + "/notes.txt";
+  { std::ofstream(restart.checkpoint_path) << "my notes"; }
+  expect_error([&] { train_with_restarts(restart); },
+               {"is not a checkpoint this run may replace", "move it or name another path"});
+  EXPECT_TRUE(std::filesystem::exists(restart.checkpoint_path)) << "the file is not deleted";
 }
 
 }  // namespace

@@ -105,13 +105,15 @@ TEST(BadInput, BrokenShardedCheckpoints) {
   ZeroOptions other = options;
   other.train.model.d_model = 32;
   book::testing::expect_error([&] { load(other); }, {"is of another model", "d_model 16"});
+  const std::string shard1 = committed_shard_path(dir, 1);
   {  // flip one byte of shard 1
-    std::fstream f(dir + "/shard-1.ckpt", std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream f(shard1, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(40);
     f.put('\x5a');
   }
   book::testing::expect_error([&] { load(options); }, {"shard 1", "is corrupted"});
-  std::filesystem::remove(dir + "/shard-1.ckpt");
+  book::testing::expect_error([&] { verify_sharded_checkpoint(dir); }, {"shard 1", "is corrupted"});
+  std::filesystem::remove(shard1);
   book::testing::expect_error([&] { load(options); }, {"shard 1 of 2", "is missing"});
   std::filesystem::remove(dir + "/manifest.ckpt");
   book::testing::expect_error([&] { load(options); }, "no manifest.ckpt");
@@ -133,7 +135,7 @@ TEST(BadInput, ParameterCountsWhoseBytesWrapAreRefused) {
 template <typename T>
 void replace_in_shard(const std::string& dir, int r, const std::string& name,
                       const std::vector<T>& value) {
-  const std::string shard = dir + "/shard-" + std::to_string(r) + ".ckpt";
+  const std::string shard = committed_shard_path(dir, r);
   replace_section(shard, name, value);
   auto sums = read_section<std::uint64_t>(dir + "/manifest.ckpt", "shard_checksums");
   sums[r] = train::fnv1a64(read_bytes(shard));
@@ -181,21 +183,21 @@ TEST(BadInput, DamagedShardedCheckpointsAreRefusedAndChangeNothing) {
           {"sharded checkpoint " + bad, "scale -1"});
   refused(
       [&] {
-        auto pieces = read_section<std::uint64_t>(bad + "/shard-1.ckpt", "pieces");
+        auto pieces = read_section<std::uint64_t>(committed_shard_path(bad, 1), "pieces");
         std::swap(pieces[0], pieces[1]);  // end < begin
         replace_in_shard(bad, 1, "pieces", pieces);
       },
       {"shard 1's piece [", "is not a range of the"});
   refused(
       [&] {
-        auto master = read_section<float>(bad + "/shard-0.ckpt", "master");
+        auto master = read_section<float>(committed_shard_path(bad, 0), "master");
         master[2] = std::numeric_limits<float>::infinity();
         replace_in_shard(bad, 0, "master", master);
       },
       {"shard 0: section 'master' holds inf at element 2"});
   refused(
       [&] {
-        auto v = read_section<float>(bad + "/shard-1.ckpt", "adam_v");
+        auto v = read_section<float>(committed_shard_path(bad, 1), "adam_v");
         v[0] = -1.0f;
         replace_in_shard(bad, 1, "adam_v", v);
       },

@@ -249,6 +249,10 @@ TEST(MoeLayer, RefusesPlacementsAndConfigsThatCannotWork) {
   bad = small_config();
   bad.aux_loss_weight = -1;
   expect_error([&] { bad.validate(); }, "aux_loss_weight -1 must be >= 0");
+  bad.aux_loss_weight = std::numeric_limits<double>::infinity();  // issue 36: was accepted
+  expect_error([&] { bad.validate(); }, "aux_loss_weight inf must be >= 0 and finite");
+  bad.aux_loss_weight = std::nan("");
+  expect_error([&] { bad.validate(); }, "must be >= 0 and finite");
   const std::vector<double> probs(4, 0.25);
   expect_error([&] { route(probs.data(), 0, small_config()); }, "route: 0 tokens");
 }

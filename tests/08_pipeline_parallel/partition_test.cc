@@ -89,6 +89,9 @@ EXERCISE_TEST("pp.partition_layers", PartitionLayers, RefusesBadInput) {
   testing::expect_error([&] { partition_layers(negative, 2); }, {"layer 1", "-2"});
   const std::vector<double> nan = {1, std::nan(""), 3};
   testing::expect_error([&] { partition_layers(nan, 2); }, {"layer 1", "finite"});
+  // Issue 36: each cost finite, their sum not (it used to return largest = inf).
+  const std::vector<double> huge = {1e308, 1e308, 1e308};
+  testing::expect_error([&] { partition_layers(huge, 2); }, "sum to more than a double holds");
 }
 
 }  // namespace

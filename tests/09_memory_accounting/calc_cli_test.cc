@@ -62,6 +62,10 @@ TEST(CalcFlags, BadInputNamesTheFlag) {
   testing::expect_error([] { parse({"--precision", "f64"}); }, "--precision");
   testing::expect_error([] { parse({"--overhead-gib", "-1"}); }, "--overhead-gib");
   testing::expect_error([] { parse({"--tp", "2", "--heads", "33"}); }, "--heads 33");
+  // Issue 36: an explicit 0 used to price the preset unchanged.
+  for (const char* flag : {"--layers", "--d-model", "--heads", "--kv-heads", "--d-ff", "--vocab"})
+    testing::expect_error([&] { parse({"--model", "llama2-7b", flag, "0"}); },
+                          std::string(flag) + " must be positive, got 0");
 }
 
 TEST(CalcFlags, TableHasEveryCategory) {

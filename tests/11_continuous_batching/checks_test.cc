@@ -52,6 +52,21 @@ TEST(Scheduler, AppendTokensTakesOnlyARunningRequestWithinItsMaxTokens) {
   expect_error([&] { scheduler.append_tokens(id, two); }, {"3 of max_tokens 4", "2 more"});
 }
 
+TEST(Scheduler, RecordAppliesAPlanOnceAndChecksBeforeChanging) {
+  // Issue 36: a second record of one plan added a token without a model step.
+  kv::BlockManager blocks(16, 4, false);
+  Scheduler scheduler(blocks, {2, 8, true}, 64);
+  const RequestId id = scheduler.add({1, 2, 3}, 4);
+  const std::vector<int> none, one{4}, two{4, 5};
+  expect_error([&] { scheduler.record(StepPlan{}, none); }, "no plan awaits its results");
+  const StepPlan plan = scheduler.schedule();
+  expect_error([&] { scheduler.record(plan, two); }, "2 sampled tokens for 1 sampling chunks");
+  EXPECT_EQ(scheduler.sequence(id).tokens.size(), 3u) << "a refused record changes nothing";
+  scheduler.record(plan, one);
+  expect_error([&] { scheduler.record(plan, one); }, "record was called twice for one plan");
+  EXPECT_EQ(scheduler.sequence(id).tokens, (std::vector<int>{1, 2, 3, 4}));
+}
+
 TEST(Engine, BadRequestsAndMismatchedPartsAreErrors) {
   Server server(8, 4, {2, 8, true});
   GenerationRequest r;

@@ -41,7 +41,7 @@ why_not() {
   command -v mpirun >/dev/null ||
     { echo "mpirun is not installed: run tools/setup.sh (it installs openmpi-bin)"; return; }
   command -v unshare >/dev/null || { echo "'unshare' (util-linux) is not installed"; return; }
-  local probe=${PREFIX}probe$$
+  local probe=bookprobe$$  # not under $PREFIX: a run cleaning up leftovers must not take it
   if ! ip netns add "$probe" 2>/dev/null; then
     echo "this machine does not permit network namespaces (ip netns add failed; a container " \
       "without CAP_SYS_ADMIN cannot make them)"
@@ -211,7 +211,10 @@ cmd_run() {
   write_agent
   local tcp
   tcp=$(measure_tcp "$nodes")
-  say "$nodes nodes x $per_node ranks, links of $rate; raw TCP node 0 -> node 1: $(awk -v b="$tcp" 'BEGIN { printf "%.1f MB/s", b / 1e6 }')"
+  local links="links of $rate" measured="one node: no link to measure"
+  [[ $rate == none ]] && links="unlimited links"
+  ((nodes < 2)) || measured="raw TCP node 0 -> node 1: $(awk -v b="$tcp" 'BEGIN { printf "%.1f MB/s", b / 1e6 }')"
+  say "$nodes node(s) x $per_node rank(s), $links; $measured"
 
   local hosts="" k
   for ((k = 0; k < nodes; k++)); do hosts+="${hosts:+,}$SUBNET.$((k + 1)):$per_node"; done

@@ -64,12 +64,14 @@ int body(int argc, char** argv) {
   MpiSession session(&argc, &argv, MpiThreads::kFunneled);
   int mib = 4, timeout_ms = 30000;
   double seconds = 0;
+  bool tour = false;
   Flags flags(argv[0], "checks the namespace cluster: placement, an exact all-reduce, traffic on "
                        "the link");
   flags.add("mib", &mib, "the all-reduce's size in MiB").range(1, 256);
   flags.add("seconds", &seconds, "then keep all-reducing this long (the failure drill)")
       .range(0, 3600);
   flags.add("timeout-ms", &timeout_ms, "the communicator's timeout").range(100, 600000);
+  flags.add("tour", &tour, "also print the tour's line: raw TCP across the link against its rate");
   flags.parse(argc, argv);
   MpiCommunicator world;
   world.set_timeout(std::chrono::milliseconds(timeout_ms));
@@ -110,6 +112,12 @@ int body(int argc, char** argv) {
       std::printf("probe: node %d: ring payload to other nodes %.0f bytes, eth0 sent %.0f bytes\n",
                   node, mine[2 * node], mine[2 * node + 1]);
   }
+  if (rank == 0 && tour && layout.tcp_bytes_per_s > 0 && layout.link_bits_per_s > 0)
+    std::printf("tour: 03 | raw TCP across one namespace link (tc tbf %s) | %.1f MB/s = %.0f%% of "
+                "the rate | a cluster is only as fast as its links: every number across nodes is "
+                "bounded by this one\n",
+                layout.rate.c_str(), layout.tcp_bytes_per_s / 1e6,
+                100 * layout.tcp_bytes_per_s * 8 / layout.link_bits_per_s);
   for (int node = 0; node < layout.nodes; ++node)
     BOOK_CHECK(mine[2 * node + 1] >= mine[2 * node],
                "node " << node << "'s eth0 sent " << mine[2 * node + 1] << " bytes but its ranks "

@@ -13,6 +13,13 @@ if ! reason=$("$cluster" check); then
   exit 0
 fi
 
+# Someone else's cluster run (a stage being measured) would show its namespaces here: wait for it.
+mkdir -p /run/book-cluster
+if ! flock -n /run/book-cluster/lock true; then
+  echo "another cluster run is in progress; waiting for it (up to 10 minutes)"
+  flock -w 600 /run/book-cluster/lock true || { echo "FAIL: the cluster lock stayed taken"; exit 1; }
+fi
+
 # Refusals: each exits 1 before making anything, naming what was wrong.
 refuse() {
   local expect=$1
@@ -32,6 +39,22 @@ refuse "not an executable" run -- /nonexistent/program
 refuse "unknown option '--colour'" run --colour -- "$probe"
 refuse "usage" frobnicate
 [[ -z $(ours) ]] || fail "a refusal left namespaces behind: $(ours)"
+
+# Where it cannot work, `check` says why (exit 2): without mpirun on the PATH, and not as root.
+bin=$(mktemp -d)
+for tool in bash id ip tc unshare dirname awk readlink; do ln -s "$(command -v $tool)" "$bin/$tool"; done
+out=$(PATH=$bin "$cluster" check 2>&1)
+rc=$?
+[[ $rc == 2 && $out == *"mpirun is not installed"* ]] || fail "check without mpirun: exit $rc, '$out'"
+out=$(PATH=$bin "$cluster" run -- "$probe" 2>&1)
+rc=$?
+[[ $rc == 2 && $out == *"mpirun is not installed"* ]] || fail "run without mpirun: exit $rc, '$out'"
+rm -rf "$bin"
+if command -v setpriv >/dev/null; then
+  out=$(setpriv --reuid 65534 --regid 65534 --clear-groups "$cluster" check 2>&1)
+  rc=$?
+  [[ $rc == 2 && $out == *"needs root"* ]] || fail "check as nobody: exit $rc, '$out'"
+fi
 
 # 1. A run: 2 nodes x 2 ranks on 200 Mbit/s links; the probe checks placement, the exact sum and
 #    that each node's eth0 carried what the ring sent across nodes.
