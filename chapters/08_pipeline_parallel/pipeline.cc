@@ -1,5 +1,7 @@
 // bazel run //chapters/08_pipeline_parallel:pipeline [-- --schedule 1f1b --stages 4
 //   --micro-batches 8] [--schedule all] [--tour]                       (--help lists the flags)
+// tools/cluster/cluster.sh run -- $(readlink -f bazel-bin/chapters/08_pipeline_parallel/pipeline)
+//   --backend mpi --cluster           (the placements of a 2 x 2 grid on 2 namespace nodes)
 //
 // Pipeline parallelism, measured: each schedule's bubble from the simulator with unit costs
 // against the formula, the activations each rank holds at its peak, the messages and bytes that
@@ -20,6 +22,7 @@ using namespace book::pp::stage;
 
 int body(int argc, char** argv) {
   const StageOptions o = parse_stage_options(argc, argv);
+  if (o.cluster) return run_cluster(o, argc, argv);
   if (o.backend == "mpi") return run_mpi(o, argc, argv);
   book::print_machine_load();
   if (o.tour)

@@ -3,7 +3,7 @@
 /// each schedule simulated with unit costs against its formula and run for real on p thread
 /// ranks against the one-device step; stage balancing on GPT-2 small; the DP × TP × PP
 /// composition; the tour lines. Under mpirun (--backend mpi) only the real step runs, one stage
-/// per process.
+/// per process; with --cluster, under tools/cluster/cluster.sh, the placements of a 2 x 2 grid.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,8 @@ struct StageOptions {
   int batch = 2;                                  ///< sequences per micro-batch
   bool tour = false;                              ///< the tour's short run
   std::string backend = "threads";                ///< threads, or mpi: one stage per process
+  bool cluster = false;  ///< with --backend mpi: the 2 x 2 placements on the namespace cluster
+  int repetitions = 7;   ///< --cluster: timed steps per placement
 };
 
 /// Parses the flags (--help lists them) and checks that every schedule asked for can run:
@@ -104,6 +106,12 @@ void print_tour(const std::vector<ScheduleRow>& rows, const std::vector<Balance>
 /// against the one-device step (every process runs that too) and the bytes per boundary
 /// message, printed by rank 0.
 int run_mpi(const StageOptions& options, int argc, char** argv);
+
+/// --backend mpi --cluster: every placement of a 2 x 2 grid on the namespace cluster's 2 nodes x
+/// 2 ranks (placement.h, measure_placements), each loss against the same grid on thread ranks,
+/// measured and predicted ranks side by side; rank 0 prints the table and writes
+/// ch08_cluster_placements.csv. Outside the cluster: book::Error saying how to run it.
+int run_cluster(const StageOptions& options, int argc, char** argv);
 
 /// "0 1 2": the numbers separated by spaces.
 std::string list(const std::vector<int>& v);

@@ -30,8 +30,15 @@ StageOptions parse_stage_options(int argc, const char* const* argv) {
            "threads: p thread ranks in this process; mpi: one stage per process of mpirun "
            "(mpirun -np p; the real step only, no simulation or trace)")
       .choices({"threads", "mpi"});
+  flags.add("cluster", &o.cluster,
+            "with --backend mpi under tools/cluster/cluster.sh (2 nodes x 2 ranks): every "
+            "placement of a 2 x 2 grid (which dimension crosses the link), measured");
+  flags.add("repetitions", &o.repetitions, "--cluster: timed steps per placement").range(1, 100);
   flags.add("tour", &o.tour, "the tour's short run: every schedule at p = 4, m = 8, v = 2");
   flags.parse(argc, argv);
+  BOOK_CHECK(!o.cluster || o.backend == "mpi",
+             "--cluster measures MPI processes on the namespace cluster: pass --backend mpi and run "
+             "it under tools/cluster/cluster.sh run --nodes 2 --ranks-per-node 2 -- PROGRAM");
   if (o.tour) {
     schedule = "all";
     o.stages = 4, o.micro_batches = 8, o.chunks = 2, o.layers = 8;

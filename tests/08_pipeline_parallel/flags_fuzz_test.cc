@@ -60,4 +60,11 @@ TEST(PipelineOptions, RefusesShapesAScheduleCannotRun) {
   book::testing::expect_error([] { parse({"--schedule", "pipedream"}); }, "pipedream");
 }
 
+// Issue 35: the placements run as MPI processes on the namespace cluster, never on threads.
+TEST(PipelineOptions, RefusesClusterWithoutMpi) {
+  book::testing::expect_error([] { parse({"--cluster"}); },
+                              {"--cluster", "pass --backend mpi", "tools/cluster/cluster.sh run"});
+  EXPECT_TRUE(parse({"--cluster", "--backend", "mpi"}).cluster);
+}
+
 }  // namespace
