@@ -3,7 +3,9 @@
 
 #include <chrono>
 #include <climits>
+#include <cstddef>
 #include <exception>
+#include <memory>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -85,14 +87,56 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm, std::string group)
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
 }
 
+struct MpiCommunicator::PendingSend {
+  std::vector<std::byte> bytes;  // the copy MPI sends from
+  MPI_Request request = MPI_REQUEST_NULL;
+  int dst = 0;
+  std::chrono::steady_clock::time_point posted;
+};
+
 MpiCommunicator::~MpiCommunicator() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  if (finalized) return;
+  // Sends not yet taken get the timeout to finish (their receivers may still be working), then
+  // are cancelled: a destructor cannot throw, and a receiver that never came fails on its side.
+  // (None while an error unwinds: the error is what this rank reports, at once.)
+  const auto deadline = std::chrono::steady_clock::now() +
+                        (std::uncaught_exceptions() > 0 ? std::chrono::milliseconds(0) : timeout());
+  for (auto& send : pending_) {
+    int done = 0;
+    while (!done && std::chrono::steady_clock::now() < deadline) {
+      MPI_Test(&send->request, &done, MPI_STATUS_IGNORE);
+      if (!done) std::this_thread::yield();
+    }
+    if (!done) {
+      MPI_Cancel(&send->request);
+      MPI_Request_free(&send->request);
+    }
+  }
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void MpiCommunicator::reap_sends() {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    int done = 0;
+    MPI_Test(&(*it)->request, &done, MPI_STATUS_IGNORE);
+    if (done) {
+      it = pending_.erase(it);
+      continue;
+    }
+    BOOK_CHECK(now - (*it)->posted < timeout(),
+               where() << ": timed out after " << timeout().count() << " ms: rank " << (*it)->dst
+                       << " has not taken a message sent to it");
+    ++it;
+  }
 }
 
 void MpiCommunicator::wait(MPI_Request* requests, int n, int peer, std::size_t expected_bytes) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout();
+  // (None while an error unwinds: the error is what this rank reports, at once.)
+  const auto deadline = std::chrono::steady_clock::now() +
+                        (std::uncaught_exceptions() > 0 ? std::chrono::milliseconds(0) : timeout());
   for (;;) {
     int done = 0;
     MPI_Status statuses[2];
@@ -124,9 +168,15 @@ void MpiCommunicator::wait(MPI_Request* requests, int n, int peer, std::size_t e
 }
 
 void MpiCommunicator::transport_send(const void* data, std::size_t bytes, int dst, int tag) {
-  MPI_Request request;
-  MPI_Isend(data, as_int(bytes, where()), MPI_BYTE, dst, tag, comm_, &request);
-  wait(&request, 1, dst, SIZE_MAX);
+  reap_sends();
+  auto send = std::make_unique<PendingSend>();
+  const auto* first = static_cast<const std::byte*>(data);
+  send->bytes.assign(first, first + bytes);
+  send->dst = dst;
+  send->posted = std::chrono::steady_clock::now();
+  MPI_Isend(send->bytes.data(), as_int(bytes, where()), MPI_BYTE, dst, tag, comm_,
+            &send->request);
+  pending_.push_back(std::move(send));
 }
 
 void MpiCommunicator::transport_recv(void* data, std::size_t bytes, int src, int tag) {

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "chapters/03_collectives/communicator.h"
 
@@ -61,7 +62,12 @@ class MpiCommunicator final : public Communicator {
   void require_concurrent_use(std::string_view who) const override;
 
  protected:
-  /// MPI_Isend, then MPI_Test until done or the timeout.
+  /// Copies the bytes, MPI_Isends the copy and returns at once, as the threads backend's send
+  /// does. Waiting for the send would deadlock two neighbours that both send before they receive
+  /// (a pipeline's 1F1B does): above MPI's eager limit (4 KiB through shared memory, 64 KiB
+  /// through TCP) a send completes only once its receiver is ready. The copy is freed once MPI
+  /// has sent it; a send still not taken after timeout() makes this rank's next send throw,
+  /// naming the receiver.
   void transport_send(const void* data, std::size_t bytes, int dst, int tag) override;
   /// MPI_Irecv, then MPI_Test until done or the timeout; checks the size.
   void transport_recv(void* data, std::size_t bytes, int src, int tag) override;
@@ -70,9 +76,13 @@ class MpiCommunicator final : public Communicator {
                           std::size_t in_bytes, int src, int tag) override;
 
  private:
+  struct PendingSend;  // a send that returned before its receiver took it
   void wait(MPI_Request* requests, int n, int peer, std::size_t expected_bytes);
+  /// Frees the sends MPI has finished; throws if one has waited longer than timeout().
+  void reap_sends();
   MPI_Comm comm_ = MPI_COMM_NULL;
   int splits_ = 0;
+  std::vector<std::unique_ptr<PendingSend>> pending_;
 };
 
 }  // namespace book::coll

@@ -3,7 +3,9 @@
 // split, and errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
+#include <vector>
 
 #include "chapters/03_collectives/async.h"
 #include "chapters/03_collectives/mpi.h"
@@ -132,6 +134,26 @@ TEST(Mpi, ARankThatNeverArrivesTimesOutWithItsName) {
          "waiting for rank " + std::to_string(comm->size() - 1)});
   }
   world.barrier();  // rank 1.. never joined that all_reduce
+}
+
+// A pipeline's 1F1B has neighbours that both send before they receive. Above MPI's eager limit
+// (4 KiB through shared memory) a send that waited for its receiver deadlocked there, until the
+// timeout; send returns at once now, as on the threads backend.
+TEST(Mpi, NeighboursThatBothSendFirstDoNotDeadlock) {
+  MpiCommunicator world;
+  if (world.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  auto comm = world.split(0, world.rank());
+  comm->set_timeout(std::chrono::milliseconds(5000));
+  const int r = comm->rank(), n = comm->size();
+  const int next = (r + 1) % n, previous = (r + n - 1) % n;
+  for (std::size_t count : {std::size_t{16}, std::size_t{1} << 18}) {  // 64 B and 1 MiB
+    std::vector<float> mine(count, static_cast<float>(r)), theirs(count, -1.0f);
+    comm->send(std::span<const float>(mine), next, 7);
+    std::fill(mine.begin(), mine.end(), -2.0f);  // the send's bytes were copied: no effect
+    comm->recv(std::span<float>(theirs), previous, 7);
+    EXPECT_EQ(theirs, std::vector<float>(count, static_cast<float>(previous))) << count;
+  }
+  comm->barrier();
 }
 
 TEST(Mpi, NonBlockingCollectivesRunOnTheirOwnThread) {
