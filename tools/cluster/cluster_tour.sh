@@ -26,4 +26,7 @@ run "chapter 3: all-reduce inside a node and across" --nodes 2 --ranks-per-node 
   "$(readlink -f chapters/03_collectives/busbw_mpi)" --cluster "${quick[@]}"
 run "chapter 5: flat and hierarchical, DDP 1 -> 2 nodes" --nodes 2 --ranks-per-node 2 --rate 1gbit -- \
   "$(readlink -f chapters/05_data_parallel/ddp)" --backend mpi --cluster "${quick[@]}"
+run "chapters 7 and 8: where each dimension of a 2 x 2 grid sits" --nodes 2 --ranks-per-node 2 \
+  --rate 1gbit -- "$(readlink -f chapters/08_pipeline_parallel/pipeline)" --backend mpi --cluster \
+  "${quick[@]}"
 exit $status
