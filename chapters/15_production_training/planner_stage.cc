@@ -4,6 +4,8 @@
 // Llama-2 70B on eight), each as a ranked table with a sentence per top plan saying why it is
 // ahead of the next; or, with --model, one case of the reader's. Arithmetic only: no training,
 // a second to run. Writes every plan to results/ch15_planner_<model>_<nodes>n[_zeroK].csv.
+// Under the namespace cluster, --cluster holds the planner against measured placements:
+//   tools/cluster/cluster.sh run -- $(readlink -f bazel-bin/.../planner) --cluster
 #include <algorithm>
 #include <iostream>
 #include <set>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "chapters/15_production_training/planner.h"
+#include "chapters/15_production_training/planner_cluster.h"
 #include "common/flags.h"
 #include "common/machine_load.h"
 #include "common/main.h"
@@ -156,7 +159,12 @@ int body(int argc, char** argv) {
   flags.add("max-zero", &max_zero, "highest ZeRO stage tried (1: Megatron-LM's classic 3D)")
       .range(0, 3);
   flags.add("tour", &tour, "the tour's lines too (the run is the same: arithmetic, a second)");
+  bool cluster = false;
+  flags.add("cluster", &cluster,
+            "under tools/cluster/cluster.sh (2 nodes x 2 ranks): the planner's ranking of chapter "
+            "8's 2 x 2 placements against their measured step times");
   flags.parse(argc, argv);
+  if (cluster) return run_planner_cluster(argc, argv, tour);
   print_machine_load();
   std::vector<PlanInput> cases;
   const auto make = [&](const std::string& name, int n) {

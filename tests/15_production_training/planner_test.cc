@@ -3,6 +3,7 @@
 // slow link), its memory against chapter 9's calculator to the byte, the memory-limited partition
 // on hand-worked cases, and each refusal.
 #include "chapters/15_production_training/planner.h"
+#include "chapters/15_production_training/planner_cluster.h"
 
 #include <gtest/gtest.h>
 
@@ -261,6 +262,25 @@ TEST(Planner, Refusals) {
   in.cluster.memory_bytes = 1000;
   expect_error([&] { rank_plans(in); },
                {"fits nowhere on 4 devices", "bytes per device", "a device holds 1000 bytes"});
+}
+
+// The cluster check's input: the measured links as the planner's, and a FLOP rate that makes the
+// planner's compute of one micro-batch on one device the measured t1.
+TEST(Planner, TheClusterCheckCalibratesComputeToTheMeasuredMicroBatch) {
+  const pp::PlacementOptions options;
+  const pp::LinkCosts costs{10e-6, 4e9, 20e-6, 1.2e8};
+  const double t1 = 0.5e-3;
+  PlanInput in = placements_plan_input(options, costs, t1, 2);
+  EXPECT_EQ(in.global_batch, 2 * options.micro_batches * options.batch);
+  EXPECT_EQ(in.cluster.nodes, 2);
+  EXPECT_EQ(in.cluster.devices_per_node, 2);
+  EXPECT_EQ(in.cluster.inter.alpha_s, 20e-6);
+  EXPECT_EQ(in.cluster.inter.bytes_per_s, 1.2e8);
+  in.global_batch = options.batch;  // one micro-batch on one device: its compute is t1
+  in.cluster.nodes = in.cluster.devices_per_node = 1;
+  EXPECT_NEAR(rank_plans(in).front().compute_s, t1, 1e-12);
+  book::testing::expect_error([&] { placements_plan_input(options, costs, 0, 1); },
+                              "must be positive");
 }
 
 }  // namespace

@@ -29,4 +29,6 @@ run "chapter 5: flat and hierarchical, DDP 1 -> 2 nodes" --nodes 2 --ranks-per-n
 run "chapters 7 and 8: where each dimension of a 2 x 2 grid sits" --nodes 2 --ranks-per-node 2 \
   --rate 1gbit -- "$(readlink -f chapters/08_pipeline_parallel/pipeline)" --backend mpi --cluster \
   "${quick[@]}"
+run "chapter 15: the planner against the measured placements" --nodes 2 --ranks-per-node 2 \
+  --rate 1gbit -- "$(readlink -f chapters/15_production_training/planner)" --cluster "${quick[@]}"
 exit $status
