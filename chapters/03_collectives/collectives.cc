@@ -28,6 +28,8 @@ Algorithm pick(Algorithm requested, std::size_t bytes, std::size_t threshold) {
 }  // namespace
 
 void Communicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm) {
+  check_reduce_op(op, "Communicator::all_reduce");
+  check_algorithm(algorithm, "Communicator::all_reduce");
   const Algorithm algo = pick(algorithm, data.bytes(), tree_threshold_bytes());
   Scope scope(*this, describe("all_reduce", algo, data.count, data.dtype));
   on_enter_collective();
@@ -49,13 +51,16 @@ void Communicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm) {
     case Algorithm::kNaive:
       naive_all_reduce(*this, data, op);
       break;
-    default:
-      break;
+    case Algorithm::kAutomatic:  // pick() chose; kNative was refused above
+    case Algorithm::kNative:
+      BOOK_CHECK(false, where() << ": no algorithm chosen (a bug in pick)");
   }
 }
 
 void Communicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op,
                                   Algorithm algorithm) {
+  check_reduce_op(op, "Communicator::reduce_scatter");
+  check_algorithm(algorithm, "Communicator::reduce_scatter");
   const Algorithm algo = algorithm == Algorithm::kAutomatic ? Algorithm::kRing : algorithm;
   Scope scope(*this, describe("reduce_scatter", algo, input.count, input.dtype));
   on_enter_collective();
@@ -81,6 +86,7 @@ void Communicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op,
 }
 
 void Communicator::all_gather(ConstBuffer input, Buffer output, Algorithm algorithm) {
+  check_algorithm(algorithm, "Communicator::all_gather");
   const Algorithm algo = algorithm == Algorithm::kAutomatic ? Algorithm::kRing : algorithm;
   Scope scope(*this, describe("all_gather", algo, output.count, output.dtype));
   on_enter_collective();
@@ -123,6 +129,7 @@ void Communicator::broadcast(Buffer data, int root) {
 }
 
 void Communicator::reduce(ConstBuffer input, Buffer output, int root, ReduceOp op) {
+  check_reduce_op(op, "Communicator::reduce");
   Scope scope(*this, describe("reduce", Algorithm::kTree, input.count, input.dtype));
   on_enter_collective();
   check_fingerprint(Collective::kReduce, input.count, input.dtype, op, root);

@@ -139,6 +139,7 @@ void Communicator::sendrecv(ConstBuffer out, int dst, Buffer in, int src, int ta
 
 void Communicator::sendrecv_reduce(ConstBuffer out, int dst, Buffer inout, int src, int tag,
                                    ReduceOp op) {
+  check_reduce_op(op, "Communicator::sendrecv_reduce");
   const CallGuard guard(*this, "sendrecv_reduce");
   check_peer(dst, "send to");
   check_peer(src, "receive from");
@@ -164,6 +165,7 @@ void Communicator::transport_sendrecv_reduce(const void* out, std::size_t out_by
 }
 
 void Communicator::reduce_local(Buffer dst, ConstBuffer src, ReduceOp op) {
+  check_reduce_op(op, "Communicator::reduce_local");
   const CallGuard guard(*this, "reduce_local");
   const double start = trace_ ? trace_->now_us() : 0;
   local_reduce(dst, src, op);

@@ -194,6 +194,7 @@ void MpiCommunicator::transport_sendrecv(const void* out, std::size_t out_bytes,
 }
 
 void MpiCommunicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm) {
+  check_reduce_op(op, "MpiCommunicator::all_reduce");
   if (algorithm != Algorithm::kNative) return Communicator::all_reduce(data, op, algorithm);
   Scope scope(*this, "all_reduce(native MPI_Allreduce)");
   check_fingerprint(Collective::kAllReduce, data.count, data.dtype, op);
@@ -206,6 +207,7 @@ void MpiCommunicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm) 
 
 void MpiCommunicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op,
                                      Algorithm algorithm) {
+  check_reduce_op(op, "MpiCommunicator::reduce_scatter");
   if (algorithm != Algorithm::kNative)
     return Communicator::reduce_scatter(input, output, op, algorithm);
   Scope scope(*this, "reduce_scatter(native MPI_Reduce_scatter)");

@@ -49,6 +49,7 @@ class NcclCommunicator::Group {
 
 void NcclCommunicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm) {
   Scope scope(*this, "all_reduce(ncclAllReduce)");
+  check_reduce_op(op, "NcclCommunicator::all_reduce");
   require_native(algorithm, where());
   require_live();
   require_data(data.data, data.count, where(), "data");
@@ -61,6 +62,7 @@ void NcclCommunicator::all_reduce(Buffer data, ReduceOp op, Algorithm algorithm)
 void NcclCommunicator::reduce_scatter(ConstBuffer input, Buffer output, ReduceOp op,
                                       Algorithm algorithm) {
   Scope scope(*this, "reduce_scatter(ncclReduceScatter)");
+  check_reduce_op(op, "NcclCommunicator::reduce_scatter");
   require_native(algorithm, where());
   require_live();
   BOOK_CHECK(input.count % size() == 0 && output.count == input.count / size() &&
@@ -108,6 +110,7 @@ void NcclCommunicator::broadcast(Buffer data, int root) {
 
 void NcclCommunicator::reduce(ConstBuffer input, Buffer output, int root, ReduceOp op) {
   Scope scope(*this, "reduce(ncclReduce)");
+  check_reduce_op(op, "NcclCommunicator::reduce");
   BOOK_CHECK(root >= 0 && root < size(),
              where() << ": root " << root << " is not a rank (0.." << size() - 1 << ")");
   require_live();

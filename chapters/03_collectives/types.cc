@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "common/check.h"
+#include "common/enum_check.h"
 
 namespace book::coll {
 
@@ -20,6 +21,14 @@ const char* op_name(ReduceOp op) {
       return "max";
   }
   return "?";
+}
+
+void check_reduce_op(ReduceOp op, const char* where) {
+  check_enum(op, ReduceOp::kSum, ReduceOp::kMax, "coll::ReduceOp", where);
+}
+
+void check_algorithm(Algorithm algorithm, const char* where) {
+  check_enum(algorithm, Algorithm::kAutomatic, Algorithm::kRingFused, "coll::Algorithm", where);
 }
 
 const char* algorithm_name(Algorithm algorithm) {
@@ -93,6 +102,7 @@ void check_same(const Buffer& dst, const ConstBuffer& src, const char* what) {
 
 void reduce_into(Buffer dst, ConstBuffer src, ReduceOp op) {
   check_same(dst, src, "reduce_into");
+  check_reduce_op(op, "reduce_into");  // an unknown op must not become a sum
   switch (dst.dtype) {
     case DType::kF32:
       reduce_typed<float>(

@@ -22,6 +22,8 @@ enum class ReduceOp {
 
 /// "sum", "avg" or "max".
 const char* op_name(ReduceOp op);
+/// Throws book::Error unless `op` is a ReduceOp value (common/enum_check.h), naming `where`.
+void check_reduce_op(ReduceOp op, const char* where);
 
 /// Which algorithm a collective runs.
 enum class Algorithm {
@@ -36,6 +38,8 @@ enum class Algorithm {
 /// The name printed in messages and tables: "automatic", "ring", "tree", "naive", "native" or
 /// "ring_fused".
 const char* algorithm_name(Algorithm algorithm);
+/// Throws book::Error unless `algorithm` is an Algorithm value, naming `where`.
+void check_algorithm(Algorithm algorithm, const char* where);
 
 /// A mutable, non-owning view of `count` elements of type `dtype`. Built from a std::span of
 /// float, double, BFloat16 or Half so that the type can't be mistaken.

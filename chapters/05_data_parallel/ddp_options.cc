@@ -6,6 +6,7 @@
 
 #include "chapters/04_training_baseline/checkpoint.h"
 #include "chapters/04_training_baseline/data.h"
+#include "common/enum_check.h"
 #include "common/check.h"
 
 namespace book::ddp {
@@ -14,6 +15,9 @@ DdpOptions resolve(const DdpOptions& options, int world_size) {
   DdpOptions out = options;
   train::TrainOptions& t = out.train;
   BOOK_CHECK(world_size >= 1, "data parallel: the world size must be >= 1, got " << world_size);
+  // Rung(0) or Algorithm(42) used to train with no gradient synchronisation and no error.
+  check_enum(out.rung, Rung::kPerTensor, Rung::kNoSync, "ddp::Rung", "data parallel");
+  coll::check_algorithm(out.algorithm, "data parallel");
   train::check_trainable(t, "data parallel");
   BOOK_CHECK(t.micro_batch % world_size == 0,
              "data parallel: the global micro-batch of "

@@ -11,6 +11,7 @@
 #include "chapters/04_training_baseline/clipping.h"
 #include "chapters/04_training_baseline/optimizer.h"
 #include "chapters/04_training_baseline/step.h"
+#include "common/enum_check.h"
 #include "common/check.h"
 
 namespace book::tp {
@@ -42,6 +43,9 @@ std::uint64_t fingerprint(const train::TrainOptions& t, SequenceParallel sp) {
 // the same error, naming the ranks that differ from rank 0, before anything is allocated.
 train::TrainOptions checked_options(const train::TrainOptions& options, coll::Communicator& comm,
                                     SequenceParallel sp) {
+  // SequenceParallel(7) used to crash in finish_gradients.
+  check_enum(sp, SequenceParallel::kOff, SequenceParallel::kOn, "tp::SequenceParallel",
+             "TensorParallelTrainer");
   train::TrainOptions resolved = with_task_shape(options);
   const double mine = std::bit_cast<double>(fingerprint(resolved, sp));
   std::vector<double> all(static_cast<std::size_t>(comm.size()));

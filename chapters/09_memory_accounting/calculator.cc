@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "chapters/09_memory_accounting/dp_states.h"
+#include "common/enum_check.h"
 #include "common/check.h"
 
 namespace book::mem {
@@ -30,6 +31,11 @@ std::uint64_t Breakdown::total() const {
 }
 
 void validate(const Setup& s) {
+  // Stage(4), Recomputation(3) and Optimizer(2) used to be priced.
+  check_enum(s.parallel.stage, zero::Stage::kDdp, zero::Stage::kZero3, "zero::Stage", "calculate");
+  check_enum(s.recompute, Recomputation::kNone, Recomputation::kFull, "mem::Recomputation",
+             "calculate");
+  check_enum(s.optimizer, Optimizer::kAdam, Optimizer::kAdam8bit, "mem::Optimizer", "calculate");
   validate(s.shape);
   const Parallelism& p = s.parallel;
   const auto degree = [](const char* flag, std::int64_t value) {

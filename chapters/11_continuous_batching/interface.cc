@@ -1,11 +1,15 @@
 // The argument checks and small helpers the exercises share (compiled once, in :interface).
 #include "chapters/11_continuous_batching/sampling.h"
 #include "chapters/11_continuous_batching/scheduler_state.h"
+#include "common/enum_check.h"
 #include "common/check.h"
 
 namespace book::serve {
 
 void check_config(const SchedulerConfig& config) {
+  // PreemptionMode(7) used to be accepted.
+  check_enum(config.preemption, PreemptionMode::kRecompute, PreemptionMode::kSwap,
+             "serve::PreemptionMode", "scheduler");
   BOOK_CHECK(config.max_running >= 1,
              "scheduler: max_running must be >= 1, got " << config.max_running);
   BOOK_CHECK(config.token_budget >= config.max_running,

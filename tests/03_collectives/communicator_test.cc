@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "chapters/03_collectives/algorithms.h"
 #include "chapters/03_collectives/testing/collective_testing.h"
@@ -254,6 +256,37 @@ TEST(Errors, ARankThatThrowsStopsTheOthersAndItsErrorIsRethrown) {
                          }),
                NotImplemented)
       << "a stub's NotImplemented must stay one, so graded tests read as skips";
+}
+
+// Issue 36: Algorithm(42) or Algorithm(-1) made all_reduce do nothing and return, and ReduceOp(9)
+// became a sum. Every collective that takes one checks it first, on every backend's path.
+TEST(Errors, EnumsOutsideTheirValuesAreRefused) {
+  run_ranks(2, [](Communicator& comm) {
+    std::vector<float> data(8, 1.0f), shard(4, 0.0f), whole(8, 0.0f);
+    for (int bad : {42, -1})
+      expect_error(
+          [&] {
+            comm.all_reduce(std::span<float>(data), ReduceOp::kSum, static_cast<Algorithm>(bad));
+          },
+          "coll::Algorithm(" + std::to_string(bad) + ") is not a value of coll::Algorithm (0 to 5)");
+    const auto bad_op = static_cast<ReduceOp>(9);
+    expect_error([&] { comm.all_reduce(std::span<float>(data), bad_op); },
+                 "Communicator::all_reduce: coll::ReduceOp(9) is not a value");
+    expect_error(
+        [&] { comm.reduce_scatter(std::span<const float>(data), std::span<float>(shard), bad_op); },
+        "coll::ReduceOp(9)");
+    expect_error(
+        [&] {
+          comm.all_gather(std::span<const float>(shard), std::span<float>(whole),
+                          static_cast<Algorithm>(42));
+        },
+        "coll::Algorithm(42)");
+    expect_error([&] { comm.reduce(std::span<const float>(data), std::span<float>(whole), 0, bad_op); },
+                 "coll::ReduceOp(9)");
+    expect_error([&] { comm.reduce_local(std::span<float>(data), std::span<const float>(whole), bad_op); },
+                 "coll::ReduceOp(9)");
+    EXPECT_EQ(data, std::vector<float>(8, 1.0f)) << "a refused call changes nothing";
+  });
 }
 
 TEST(Trace, RecordsEveryRingStepOnEveryRanksTrack) {

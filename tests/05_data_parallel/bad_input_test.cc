@@ -56,6 +56,19 @@ TEST(BadInput, ARankCountThatDoesNotDivideTheBatch) {
       {"4 ranks cannot share a global batch of 3 samples", "at least 4"});
 }
 
+// Issue 36: Rung(0), Rung(5) or Algorithm(42) trained with no gradient synchronisation.
+TEST(BadInput, EnumsOutsideTheirValues) {
+  for (int rung : {0, 5}) {
+    DdpOptions options = tiny_ddp_options(Rung::kFlat);
+    options.rung = static_cast<Rung>(rung);
+    expect_error([&] { resolve(options, 2); },
+                 "ddp::Rung(" + std::to_string(rung) + ") is not a value of ddp::Rung (1 to 4)");
+  }
+  DdpOptions options = tiny_ddp_options(Rung::kFlat);
+  options.algorithm = static_cast<coll::Algorithm>(42);
+  expect_error([&] { resolve(options, 2); }, "coll::Algorithm(42) is not a value");
+}
+
 TEST(BadInput, ABucketSizeOfZero) {
   DdpOptions options = tiny_ddp_options(Rung::kBuckets);
   options.bucket_bytes = 0;

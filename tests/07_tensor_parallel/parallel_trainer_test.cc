@@ -93,6 +93,10 @@ TEST(TensorParallelTrainer, RefusesWhatItCannotTrain) {
     bad.max_lr = std::numeric_limits<float>::infinity();
     book::testing::expect_error([&] { TensorParallelTrainer(bad, comm, SequenceParallel::kOff); },
                                 "max_lr <= 1");
+    // Issue 36: SequenceParallel(7) crashed in finish_gradients.
+    book::testing::expect_error(
+        [&] { TensorParallelTrainer(small_run(), comm, static_cast<SequenceParallel>(7)); },
+        "tp::SequenceParallel(7) is not a value of tp::SequenceParallel (0 to 1)");
   });
 }
 

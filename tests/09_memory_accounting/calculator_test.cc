@@ -59,6 +59,19 @@ Setup llama7b() {
   return s;
 }
 
+// Issue 36: Stage(4), Recomputation(3) and Optimizer(2) were priced.
+TEST(Calculator, EnumsOutsideTheirValuesAreRefused) {
+  mem::Setup s = llama7b();
+  s.parallel.stage = static_cast<zero::Stage>(4);
+  book::testing::expect_error([&] { calculate(s); }, "zero::Stage(4) is not a value");
+  s = llama7b();
+  s.recompute = static_cast<Recomputation>(3);
+  book::testing::expect_error([&] { calculate(s); }, "mem::Recomputation(3) is not a value");
+  s = llama7b();
+  s.optimizer = static_cast<Optimizer>(2);
+  book::testing::expect_error([&] { calculate(s); }, "mem::Optimizer(2) is not a value");
+}
+
 TEST(Calculator, EightBitAdamIsTenBytesPerParameter) {
   mem::Setup s = llama7b();
   s.optimizer = Optimizer::kAdam8bit;

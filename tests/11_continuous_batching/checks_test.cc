@@ -52,6 +52,14 @@ TEST(Scheduler, AppendTokensTakesOnlyARunningRequestWithinItsMaxTokens) {
   expect_error([&] { scheduler.append_tokens(id, two); }, {"3 of max_tokens 4", "2 more"});
 }
 
+TEST(Scheduler, APreemptionModeOutsideItsValuesIsRefused) {
+  kv::BlockManager blocks(16, 4, false);
+  SchedulerConfig config{2, 8, true};
+  config.preemption = static_cast<PreemptionMode>(7);  // issue 36: it was accepted
+  expect_error([&] { Scheduler scheduler(blocks, config, 64); },
+               "serve::PreemptionMode(7) is not a value of serve::PreemptionMode (0 to 1)");
+}
+
 TEST(Scheduler, RecordAppliesAPlanOnceAndChecksBeforeChanging) {
   // Issue 36: a second record of one plan added a token without a model step.
   kv::BlockManager blocks(16, 4, false);
