@@ -6,8 +6,9 @@
 
 #include "chapters/04_training_baseline/checkpoint.h"
 #include "chapters/04_training_baseline/data.h"
-#include "common/enum_check.h"
+#include "chapters/04_training_baseline/unsupported_seams.h"
 #include "common/check.h"
+#include "common/enum_check.h"
 
 namespace book::ddp {
 
@@ -19,6 +20,7 @@ DdpOptions resolve(const DdpOptions& options, int world_size) {
   check_enum(out.rung, Rung::kPerTensor, Rung::kNoSync, "ddp::Rung", "data parallel");
   coll::check_algorithm(out.algorithm, "data parallel");
   train::check_trainable(t, "data parallel");
+  train::refuse_unsupported_seams(t, "data parallelism (chapter 5's DdpTrainer, chapter 6's ZeRO)");
   BOOK_CHECK(t.micro_batch % world_size == 0,
              "data parallel: the global micro-batch of "
                  << t.micro_batch << " sequences is not divisible by " << world_size

@@ -11,8 +11,9 @@
 #include "chapters/04_training_baseline/clipping.h"
 #include "chapters/04_training_baseline/optimizer.h"
 #include "chapters/04_training_baseline/step.h"
-#include "common/enum_check.h"
+#include "chapters/04_training_baseline/unsupported_seams.h"
 #include "common/check.h"
+#include "common/enum_check.h"
 
 namespace book::tp {
 namespace {
@@ -46,6 +47,7 @@ train::TrainOptions checked_options(const train::TrainOptions& options, coll::Co
   // SequenceParallel(7) used to crash in finish_gradients.
   check_enum(sp, SequenceParallel::kOff, SequenceParallel::kOn, "tp::SequenceParallel",
              "TensorParallelTrainer");
+  train::refuse_unsupported_seams(options, "TensorParallelTrainer");
   train::TrainOptions resolved = with_task_shape(options);
   const double mine = std::bit_cast<double>(fingerprint(resolved, sp));
   std::vector<double> all(static_cast<std::size_t>(comm.size()));

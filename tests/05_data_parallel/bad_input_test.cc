@@ -26,6 +26,7 @@
 #include "chapters/05_data_parallel/sampler.h"
 #include "chapters/05_data_parallel/scaling_model.h"
 #include "common/testing/expect_error.h"
+#include "tests/04_training_baseline/seam_options.h"
 #include "tests/04_training_baseline/checkpoint_bytes.h"
 #include "tests/05_data_parallel/tiny_run.h"
 
@@ -67,6 +68,17 @@ TEST(BadInput, EnumsOutsideTheirValues) {
   DdpOptions options = tiny_ddp_options(Rung::kFlat);
   options.algorithm = static_cast<coll::Algorithm>(42);
   expect_error([&] { resolve(options, 2); }, "coll::Algorithm(42) is not a value");
+}
+
+// Issue 36: DDP never called TrainOptions::optimizer (an SGD factory was called 0 times, the
+// weights were AdamW's), and ignored the activation policy and the attention kernel: refused now.
+TEST(BadInput, TrainOptionSeamsItDoesNotImplement) {
+  for (int seam = 0; seam < 3; ++seam) {
+    DdpOptions options = tiny_ddp_options(Rung::kFlat);
+    options.train = train::testing::with_seam(options.train, seam);
+    expect_error([&] { resolve(options, 2); },
+                 {"chapter 5's DdpTrainer", train::testing::kSeams[seam]});
+  }
 }
 
 TEST(BadInput, ABucketSizeOfZero) {

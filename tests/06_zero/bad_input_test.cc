@@ -20,6 +20,7 @@
 #include "chapters/06_zero/zero_trainer.h"
 #include "common/testing/expect_error.h"
 #include "tests/04_training_baseline/checkpoint_bytes.h"
+#include "tests/04_training_baseline/seam_options.h"
 #include "tests/06_zero/tiny_zero.h"
 
 namespace book::zero {
@@ -43,6 +44,18 @@ TEST(BadInput, StagesOutsideZeroToThree) {
   ZeroOptions o = tiny_zero_options(Stage::kZero3);
   o.stage = static_cast<Stage>(7);
   book::testing::expect_error([&] { resolve(o, 2); }, "ZeRO stage 7 does not exist");
+}
+
+// Issue 36: ZeRO never called TrainOptions::optimizer (nor the activation policy or the attention
+// kernel): refused, by name, for every stage.
+TEST(BadInput, TrainOptionSeamsItDoesNotImplement) {
+  for (Stage stage : {Stage::kDdp, Stage::kZero1, Stage::kZero2, Stage::kZero3})
+    for (int seam = 0; seam < 3; ++seam) {
+      ZeroOptions o = tiny_zero_options(stage);
+      o.train = train::testing::with_seam(o.train, seam);
+      book::testing::expect_error([&] { resolve(o, 2); },
+                                  {"chapter 6's ZeRO", train::testing::kSeams[seam]});
+    }
 }
 
 TEST(BadInput, BatchNotDivisibleByRanks) {

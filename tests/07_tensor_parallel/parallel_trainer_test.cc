@@ -16,6 +16,7 @@
 #include "chapters/04_training_baseline/trainer.h"
 #include "chapters/07_tensor_parallel/parallel_trainer.h"
 #include "common/testing/expect_error.h"
+#include "tests/04_training_baseline/seam_options.h"
 
 namespace book::tp {
 namespace {
@@ -93,6 +94,14 @@ TEST(TensorParallelTrainer, RefusesWhatItCannotTrain) {
     bad.max_lr = std::numeric_limits<float>::infinity();
     book::testing::expect_error([&] { TensorParallelTrainer(bad, comm, SequenceParallel::kOff); },
                                 "max_lr <= 1");
+    // Issue 36: the seams it does not implement were ignored; refused, each by name.
+    for (int seam = 0; seam < 3; ++seam)
+      book::testing::expect_error(
+          [&] {
+            TensorParallelTrainer(train::testing::with_seam(small_run(), seam), comm,
+                                  SequenceParallel::kOff);
+          },
+          {"TensorParallelTrainer", train::testing::kSeams[seam]});
     // Issue 36: SequenceParallel(7) crashed in finish_gradients.
     book::testing::expect_error(
         [&] { TensorParallelTrainer(small_run(), comm, static_cast<SequenceParallel>(7)); },
