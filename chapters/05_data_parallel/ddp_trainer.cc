@@ -6,7 +6,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -16,6 +15,7 @@
 #include "chapters/04_training_baseline/clipping.h"
 #include "chapters/04_training_baseline/mixed_precision.h"
 #include "chapters/04_training_baseline/optimizer.h"
+#include "chapters/03_collectives/agreement.h"
 #include "common/check.h"
 #include "common/timer.h"
 #include "common/trace.h"
@@ -27,37 +27,11 @@ void sleep_seconds(double seconds) {
   if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }
 
-std::string hex(std::uint64_t value) {
-  std::ostringstream out;
-  out << "0x" << std::hex << value;
-  return out.str();
-}
-
-// Every rank's `value`, all-gathered (as the bits of a double: all_gather only copies bytes).
-std::vector<std::uint64_t> gather_fingerprints(coll::Communicator& comm, std::uint64_t value) {
-  double mine = std::bit_cast<double>(value);
-  std::vector<double> all(static_cast<std::size_t>(comm.size()));
-  comm.all_gather(std::span<const double>(&mine, 1), std::span<double>(all));
-  std::vector<std::uint64_t> out;
-  for (double d : all) out.push_back(std::bit_cast<std::uint64_t>(d));
-  return out;
-}
-
-// Throws unless every rank passed the same `value`, naming the first rank that differs.
-void require_equal_on_every_rank(coll::Communicator& comm, std::uint64_t value, const char* what,
-                                 const char* remedy) {
-  const std::vector<std::uint64_t> all = gather_fingerprints(comm, value);
-  for (std::size_t r = 1; r < all.size(); ++r)
-    BOOK_CHECK(all[r] == all[0], "data parallel: rank "
-                                     << r << "'s " << what << " differ from rank 0's (fingerprint "
-                                     << hex(all[r]) << " vs " << hex(all[0]) << "): " << remedy);
-}
-
 DdpOptions checked_options(coll::Communicator& comm, const DdpOptions& options) {
   DdpOptions resolved = resolve(options, comm.size());
-  require_equal_on_every_rank(comm, fingerprint(resolved), "options",
-                              "start every rank with the same model, task, batch, schedule, "
-                              "precision, seed, rung and bucket size");
+  coll::require_same_on_every_rank(comm, fingerprint(resolved), "data parallel", "options",
+                                   "start every rank with the same model, task, batch, "
+                                   "schedule, precision, seed, rung and bucket size");
   return resolved;
 }
 
@@ -167,9 +141,10 @@ std::uint64_t DdpTrainer::parameter_fingerprint() const {
 }
 
 void DdpTrainer::verify_replicas() {
-  require_equal_on_every_rank(comm_, parameter_fingerprint(), "parameters",
-                              "replicas must start equal and stay equal (same binary, same "
-                              "options, the same checkpoint on every rank)");
+  coll::require_same_on_every_rank(comm_, parameter_fingerprint(), "data parallel",
+                                   "parameters",
+                                   "replicas must start equal and stay equal (same binary, same "
+                                   "options, the same checkpoint on every rank)");
 }
 
 coll::Counters DdpTrainer::gradient_counters() const {

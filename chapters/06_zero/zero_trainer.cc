@@ -4,7 +4,6 @@
 #include "chapters/06_zero/zero_trainer.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <sstream>
 #include <utility>
@@ -14,6 +13,7 @@
 #include "chapters/05_data_parallel/gradient_sync.h"
 #include "chapters/06_zero/gradient_shards.h"
 #include "chapters/06_zero/sharded_optimizer.h"
+#include "chapters/03_collectives/agreement.h"
 #include "common/check.h"
 #include "common/trace.h"
 
@@ -53,15 +53,9 @@ ZeroOptions checked_options(coll::Communicator& comm, const ZeroOptions& options
                "ZeroTrainer runs stages 0, 1 and 2; stage 3 (FSDP) is Zero3Trainer "
                "(zero3_trainer.h), or make_trainer for any stage");
   ZeroOptions resolved = resolve(options, comm.size());
-  double mine = std::bit_cast<double>(fingerprint(resolved));
-  std::vector<double> all(static_cast<std::size_t>(comm.size()));
-  comm.all_gather(std::span<const double>(&mine, 1), std::span<double>(all));
-  for (std::size_t r = 1; r < all.size(); ++r)
-    BOOK_CHECK(std::bit_cast<std::uint64_t>(all[r]) == std::bit_cast<std::uint64_t>(all[0]),
-               "ZeRO: rank " << r
-                             << "'s options differ from rank 0's: start every rank with the "
-                                "same model, task, batch, schedule, precision, seed, stage and "
-                                "bucket size");
+  coll::require_same_on_every_rank(comm, fingerprint(resolved), "ZeRO", "options",
+                                   "start every rank with the same model, task, batch, "
+                                   "schedule, precision, seed, stage and bucket size");
   return resolved;
 }
 

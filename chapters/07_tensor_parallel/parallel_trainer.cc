@@ -1,12 +1,11 @@
 #include "chapters/07_tensor_parallel/parallel_trainer.h"
 
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <span>
-#include <sstream>
 #include <vector>
 
+#include "chapters/03_collectives/agreement.h"
 #include "chapters/04_training_baseline/checkpoint.h"
 #include "chapters/04_training_baseline/clipping.h"
 #include "chapters/04_training_baseline/optimizer.h"
@@ -49,18 +48,10 @@ train::TrainOptions checked_options(const train::TrainOptions& options, coll::Co
              "TensorParallelTrainer");
   train::refuse_unsupported_seams(options, "TensorParallelTrainer");
   train::TrainOptions resolved = with_task_shape(options);
-  const double mine = std::bit_cast<double>(fingerprint(resolved, sp));
-  std::vector<double> all(static_cast<std::size_t>(comm.size()));
-  comm.all_gather(std::span<const double>(&mine, 1), std::span<double>(all));
-  std::ostringstream differ;
-  for (std::size_t r = 1; r < all.size(); ++r)
-    if (std::bit_cast<std::uint64_t>(all[r]) != std::bit_cast<std::uint64_t>(all[0]))
-      differ << (differ.tellp() > 0 ? ", " : "") << r;
-  BOOK_CHECK(differ.tellp() == 0,
-             "TensorParallelTrainer: the options of rank(s) "
-                 << differ.str()
-                 << " differ from rank 0's: start every rank with the same model, task, batch, "
-                    "schedule, optimizer, seed and sequence parallelism");
+  coll::require_same_on_every_rank(comm, fingerprint(resolved, sp), "TensorParallelTrainer",
+                                   "options",
+                                   "start every rank with the same model, task, batch, schedule, "
+                                   "optimizer, seed and sequence parallelism");
   return resolved;
 }
 

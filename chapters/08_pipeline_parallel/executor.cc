@@ -8,6 +8,7 @@
 #include "chapters/04_training_baseline/parameters.h"
 #include "chapters/04_training_baseline/step.h"
 #include "chapters/08_pipeline_parallel/block_split.h"
+#include "chapters/08_pipeline_parallel/simulator.h"
 #include "chapters/08_pipeline_parallel/three_d.h"
 #include "common/check.h"
 #include "common/rng.h"
@@ -97,6 +98,9 @@ RankResult execute(coll::Communicator& comm, const Schedule& schedule,
                    std::span<const std::unique_ptr<train::Model<T>>> chunks,
                    std::span<const train::Batch> micro_batches, const ExecuteOptions& options) {
   check_schedule(schedule);
+  // A schedule that deadlocks is named here at once by the simulator (what each stuck rank waits
+  // for), not after the communicator's timeout as "waiting for a message from rank 0".
+  simulate(schedule);
   const Shape& shape = schedule.shape;
   const int p = shape.stages, m = shape.micro_batches, rank = comm.rank();
   const int last_stage = shape.virtual_stages() - 1;

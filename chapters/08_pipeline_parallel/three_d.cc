@@ -1,16 +1,30 @@
 // DP × TP × PP: the grid, the tensor-parallel stages and the step.
 #include "chapters/08_pipeline_parallel/three_d.h"
 
+#include <cstdint>
+
+#include "chapters/03_collectives/agreement.h"
+#include "chapters/04_training_baseline/checkpoint.h"
 #include "chapters/08_pipeline_parallel/partition.h"
 #include "common/check.h"
 
 namespace book::pp {
 namespace {
 
-// Validates before the grid is built (used in Rank3D's initialiser list).
+// Validates before the grid is built (used in Rank3D's initialiser list): the degrees fit, and
+// every rank passed the same ones, model and pipeline shape (ranks with other degrees would
+// split other groups and wait for each other until the timeout).
 coll::Communicator& checked(coll::Communicator& world, const train::Config& config,
                             const coll::GridDegrees& degrees, const Shape& shape) {
   check_3d(config, degrees, world.size(), shape);
+  const std::int64_t fields[] = {degrees.dp,   degrees.tp,      degrees.pp,       degrees.ep,
+                                 config.vocab_size, config.context, config.n_layer, config.n_head,
+                                 config.d_model, shape.stages,   shape.micro_batches, shape.chunks};
+  const std::uint64_t fingerprint = train::fnv1a64(
+      {reinterpret_cast<const std::uint8_t*>(fields), sizeof fields});
+  coll::require_same_on_every_rank(world, fingerprint, "Rank3D",
+                                   "degrees, model or pipeline shape",
+                                   "start every rank with the same dp, tp, pp, model and schedule");
   return world;
 }
 

@@ -133,7 +133,7 @@ TEST(Stability, RanksWithDifferentOptionsOrWeightsAreRefused) {
           DdpTrainer trainer(comm, options);
         });
       },
-      {"rank 1's options differ from rank 0's", "start every rank with the same"});
+      {"the options of rank(s) 1 differ from rank 0's", "start every rank with the same"});
   expect_error(
       [] {
         coll::run_ranks(3, [](coll::Communicator& comm) {
@@ -142,7 +142,7 @@ TEST(Stability, RanksWithDifferentOptionsOrWeightsAreRefused) {
           DdpTrainer trainer(comm, options);
         });
       },
-      "rank 2's options differ from rank 0's");
+      "the options of rank(s) 2 differ from rank 0's");
   // Two checkpoints of different runs; rank 1 loads the other one.
   const std::string a = temp_path("a.ckpt"), b = temp_path("b.ckpt");
   coll::run_ranks(2, [&](coll::Communicator& comm) {
@@ -158,7 +158,7 @@ TEST(Stability, RanksWithDifferentOptionsOrWeightsAreRefused) {
           trainer.load(comm.rank() == 1 ? b : a);
         });
       },
-      {"rank 1's parameters differ from rank 0's", "the same checkpoint on every rank"});
+      {"the parameters of rank(s) 1 differ from rank 0's", "the same checkpoint on every rank"});
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ TEST(BadInput, RanksWithDifferentOptions) {
           ZeroTrainer trainer(comm, o);
         });
       },
-      "rank 1's options differ from rank 0's");
+      "the options of rank(s) 1 differ from rank 0's");
 }
 
 // Each trainer runs its own stages, and says which trainer runs the other.

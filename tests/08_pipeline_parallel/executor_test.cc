@@ -4,6 +4,7 @@
 // action starts before its dependency ended (the shared clock's ticks); each rank holds the
 // activations the schedule predicts; and b·s·h elements cross each boundary per micro-batch
 // each way, counted.
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -177,6 +178,32 @@ TEST(Executor, RefusesMismatchedInputs) {
         });
       },
       "3 micro-batches for m = 4");
+}
+
+// Issue 36: a hand-built schedule that deadlocks used to run until the communicator's timeout
+// (30 s) and end as "timed out waiting for a message from rank 0"; the executor now asks the
+// simulator first and names the deadlock at once, on every rank, before a message is sent.
+TEST(Executor, ADeadlockingScheduleIsRefusedBeforeItRuns) {
+  const train::Config config = small_config();
+  Schedule crossed{"crossed", {2, 2, 1}, false, {}};
+  crossed.ranks = {
+      {{Op::kForward, 0, 0}, {Op::kBackward, 0, 0}, {Op::kForward, 1, 0}, {Op::kBackward, 1, 0}},
+      {{Op::kForward, 1, 0}, {Op::kBackward, 1, 0}, {Op::kForward, 0, 0}, {Op::kBackward, 0, 0}}};
+  const auto micro = random_micro_batches(config, 2, 1, 4, 5);
+  testing::expect_error(
+      [&] {
+        coll::ThreadsOptions threads;
+        threads.timeout = std::chrono::milliseconds(2000);
+        coll::run_ranks(
+            2,
+            [&](coll::Communicator& comm) {
+              auto chunks =
+                  make_rank_models<double>(config, 1, {2, 2, 1}, {0, 2, 4}, comm.rank(), 1);
+              execute<double>(comm, crossed, chunks, micro);
+            },
+            threads);
+      },
+      {"'crossed' deadlocks", "rank 0 at B0 waits for B0 of virtual stage 1"});
 }
 
 }  // namespace

@@ -136,6 +136,23 @@ TEST(ThreeD, RefusesDegreesThatDoNotDivide) {
       "does not divide the 2 heads");
 }
 
+// Issue 36: ranks passing different (each valid) degrees used to split different groups and
+// time out; they are compared first, and every rank names the ones that differ.
+TEST(ThreeD, RanksWithDifferentDegreesAreRefusedOnEveryRank) {
+  const train::Config config = small_config();
+  testing::expect_error(
+      [&] {
+        coll::run_ranks(4, [&](coll::Communicator& world) {
+          const coll::GridDegrees degrees =
+              world.rank() == 0 ? coll::GridDegrees{2, 2, 1, 1} : coll::GridDegrees{1, 2, 2, 1};
+          const Shape shape{degrees.pp, 2, 1};
+          Rank3D<double> rank(world, degrees, config, 1, shape, 1);
+        });
+      },
+      {"Rank3D: the degrees, model or pipeline shape of rank(s) 1, 2, 3 differ from rank 0's",
+       "same dp, tp, pp"});
+}
+
 TEST(ThreeD, RefusesSplitBackwardWithTensorParallelBlocks) {
   const train::Config config = small_config();
   const auto micro = random_micro_batches(config, 2, 1, 4, 5);
