@@ -51,6 +51,25 @@ StageOptions parse_stage_options(int argc, const char* const* argv) {
   }
   std::sort(o.ranks.begin(), o.ranks.end());
   o.ranks.erase(std::unique(o.ranks.begin(), o.ranks.end()), o.ranks.end());
+  // Every run the threads stage will make, checked before the first one (issue 36: with
+  // --ranks 1 --micro-batch 1 the whole ladder ran and wrote its table before the overlap trace
+  // at N = 2 failed). Under MPI the world's size is known only inside mpirun: the ladder checks it.
+  if (o.backend == "threads") {
+    std::vector<int> worlds = o.ranks;
+    if (o.analysis) worlds.push_back(2);  // the overlap trace's N
+    for (int n : worlds)
+      for (Rung rung : o.rungs) {
+        try {
+          resolve(run_options(o, rung), n);
+        } catch (const Error& why) {
+          throw UsageError(std::string(why.what()) + " (checked before the ladder runs" +
+                           (n == 2 && o.analysis ? "; the overlap trace runs at N = 2, "
+                                                   "--analysis=false skips it"
+                                                 : "") +
+                           ")");
+        }
+      }
+  }
   return o;
 }
 

@@ -42,6 +42,14 @@ TEST(StageOptions, BadCommandLines) {
   expect_error([] { parse({"--bucket-kib", "0"}); }, "--bucket-kib must be in");
   expect_error([] { parse({"--steps", "abc"}); }, "--steps expects an integer, got 'abc'");
   expect_error([] { parse({"--frobnicate"}); }, "unknown flag --frobnicate");
+  // Issue 36: every run is checked before the first (the ladder used to run, and write its
+  // table, before the overlap trace at N = 2 failed).
+  expect_error([] { parse({"--ranks", "1", "--micro-batch", "1"}); },
+               {"not divisible by 2 ranks", "checked before the ladder runs",
+                "--analysis=false skips it"});
+  expect_error([] { parse({"--ranks", "3", "--micro-batch", "16"}); },
+               {"not divisible by 3 ranks", "checked before the ladder runs"});
+  EXPECT_NO_THROW(parse({"--ranks", "1", "--micro-batch", "1", "--analysis=false"}));
 }
 
 }  // namespace
