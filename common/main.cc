@@ -4,7 +4,10 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <string>
+
+#include <unistd.h>
 
 #include "common/check.h"
 #include "common/flags.h"
@@ -34,6 +37,16 @@ void report(const std::string& line) {
   std::cerr << line << std::endl;
 }
 
+// The machine's physical memory, as "23.4 GiB" (or "unknown").
+std::string physical_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return "unknown";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GiB",
+                static_cast<double>(pages) * static_cast<double>(page) / (1024.0 * 1024 * 1024));
+  return text;
+}
+
 }  // namespace
 
 int run_main(int argc, char** argv, const std::function<int(int, char**)>& body) {
@@ -51,6 +64,12 @@ int run_main(int argc, char** argv, const std::function<int(int, char**)>& body)
     return kExitNotStarted;
   } catch (const Error& error) {  // book::UsageError included
     report(program + ": error: " + error.what() + debug_location(error));
+    return kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    // Settings inside every flag's range can still ask for more memory than the machine has.
+    report(program + ": error: out of memory: the sizes given need more memory than this " +
+           "machine could allocate (" + physical_memory() + " physical); run again with " +
+           "smaller sizes (layers, width, ranks, batch, KV budget)");
     return kExitBadInput;
   } catch (const std::exception& other) {
     report(program + ": internal error: " + other.what());

@@ -3,9 +3,11 @@
 #include "common/main.h"
 
 #include <gtest/gtest.h>
+
 #include <stdio_ext.h>  // __flbf (glibc): whether a stream is line-buffered
 
 #include <cstdlib>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -133,6 +135,15 @@ TEST(RunMain, OtherExceptionsAreInternalErrorsWithExitCode1) {
   const Result odd = run([](int, char**) -> int { throw 42; });
   EXPECT_EQ(odd.status, 1);
   EXPECT_NE(odd.err.find("stage: internal error:"), std::string::npos) << odd.err;
+}
+
+// Issue 36: settings far too large for memory ended in "internal error: std::bad_alloc".
+TEST(RunMain, OutOfMemoryIsABadInputErrorThatSaysSo) {
+  const Result r = run([](int, char**) -> int { throw std::bad_alloc(); });
+  EXPECT_EQ(r.status, kExitBadInput);
+  EXPECT_NE(r.err.find("stage: error: out of memory"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("GiB physical"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("smaller sizes"), std::string::npos) << r.err;
 }
 
 TEST(RunMain, ProgramNameIsTheLastPathComponent) {
